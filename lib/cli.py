@@ -1,0 +1,77 @@
+"""The ``modelplane`` command: a thin layer over lib.
+
+    modelplane serve [FUNCTION]      the gRPC server Crossplane runs
+    modelplane render XR COMP FNS    crossplane render, in Python
+    modelplane simulate DIR          the whole fleet on one machine
+    modelplane validate FILE|DIR...  offline admission checks
+    modelplane demo [DIR]            simulate the example fleet, summarised
+
+Each subcommand lives in its own module and takes ``argv``; this module only
+dispatches, so ``modelplane --help`` stays cheap to import.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+from crossplane.function import cli as sdkcli
+
+# name -> (module, one-line help). Modules expose run(argv) -> int.
+SUBCOMMANDS = {
+    "render": ("modelplane.render.cli", "Render an XR through its Composition (crossplane render parity)"),
+    "simulate": ("modelplane.simulate.cli", "Reconcile a whole fleet of manifests on this machine"),
+    "validate": ("modelplane.validate.cli", "Validate manifests against the XRDs and upstream schemas"),
+    "demo": ("modelplane.simulate.demo", "Simulate the example fleet and print a short summary"),
+}
+
+
+@click.command("serve", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("function", required=False, envvar="MODELPLANE_FUNCTION")
+@sdkcli.standard_options
+def serve_command(function, debug, address, tls_certs_dir, insecure, max_recv_message_size, max_send_message_size):
+    """Serve FUNCTION (or $MODELPLANE_FUNCTION) over gRPC, as Crossplane runs it."""
+    from modelplane import functions, runtime
+
+    if not function:
+        raise click.UsageError("name the function to serve, or set MODELPLANE_FUNCTION")
+    try:
+        functions.load(function)
+    except KeyError as err:
+        raise click.UsageError(str(err.args[0])) from None
+    runtime.serve(
+        functions.canonical(function),
+        address=address,
+        tls_certs_dir=tls_certs_dir,
+        insecure=insecure,
+        debug=debug,
+        max_recv_message_size=max(max_recv_message_size, runtime.DEFAULT_MAX_RECV_MB),
+        max_send_message_size=max_send_message_size,
+    )
+
+
+def _usage() -> str:
+    lines = ["usage: modelplane COMMAND [ARGS]...", "", "commands:", "  serve     Serve a composition function over gRPC"]
+    lines += [f"  {name:<9} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
+    lines += ["", "Run 'modelplane COMMAND --help' for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command == "serve":
+        serve_command.main(args=rest, prog_name="modelplane serve", standalone_mode=True)
+        return 0
+    if command not in SUBCOMMANDS:
+        print(f"modelplane: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(SUBCOMMANDS[command][0])
+    return int(module.run(rest) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

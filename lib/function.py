@@ -1,0 +1,218 @@
+"""One composition step, seen from a Modelplane function.
+
+``Composition`` wraps a RunFunctionRequest and its response so that ``fn.py``
+reads like a recipe: read the XR, read inputs, call ``lib``, write desired,
+set conditions. It holds the principles every function keeps:
+
+- Nothing is lost: desired state starts as the observed composed resources
+  (everything but status and server-set metadata). A function that must wait
+  simply returns; dropping a child is explicit (``drop``).
+- Required inputs are tri-state: ``required(name)`` is ``None`` when the
+  input was not fetched yet, otherwise a list (possibly empty).
+- Readiness: a desired resource without an explicit ``ready`` takes the
+  observed resource's ``Ready`` condition, like Crossplane's auto-ready.
+
+No lib module below the runtime sees protobuf: this is the only seam.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Iterable, Mapping
+
+from crossplane.function import resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
+
+# Metadata a function may carry from an observed resource into desired state;
+# everything else under metadata is set by the API server.
+_KEPT_METADATA = ("name", "generateName", "namespace", "labels", "annotations")
+
+
+def plain(value: Any) -> Any:
+    """Protobuf Struct values come back as floats; integral ones become ints."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def to_dict(struct: struct_pb2.Struct) -> dict:
+    """A Struct as plain Python data with integers restored."""
+    return plain(resource.struct_to_dict(struct))
+
+
+def is_ready(obj: Mapping[str, Any] | None) -> bool:
+    """True when ``obj`` reports a Ready condition with status True."""
+    if not obj:
+        return False
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return cond.get("status") == "True"
+    return False
+
+
+def without_status(obj: Mapping[str, Any]) -> dict:
+    """An observed resource as desired intent: no status, no server metadata."""
+    out = {k: copy.deepcopy(v) for k, v in obj.items() if k != "status"}
+    meta = obj.get("metadata") or {}
+    out["metadata"] = {k: copy.deepcopy(meta[k]) for k in _KEPT_METADATA if k in meta}
+    return out
+
+
+class Composition:
+    """The state of one RunFunction call and the verbs a function needs."""
+
+    def __init__(self, req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, function: str):
+        self.req = req
+        self.rsp = rsp
+        self.function = function
+        self._xr: dict | None = None
+        self._observed: dict[str, dict] | None = None
+        self._status: dict[str, Any] = {}
+        self._composite_ready: bool | None = None
+
+    # ----- the composite resource -----------------------------------------
+    @property
+    def xr(self) -> dict:
+        """The observed composite resource as plain data."""
+        if self._xr is None:
+            self._xr = to_dict(self.req.observed.composite.resource)
+        return self._xr
+
+    @property
+    def name(self) -> str:
+        return (self.xr.get("metadata") or {}).get("name", "")
+
+    @property
+    def namespace(self) -> str:
+        return (self.xr.get("metadata") or {}).get("namespace", "")
+
+    @property
+    def spec(self) -> dict:
+        return self.xr.get("spec") or {}
+
+    # ----- observed and desired composed resources ------------------------
+    @property
+    def observed(self) -> dict[str, dict]:
+        """Observed composed resources by composition-resource-name."""
+        if self._observed is None:
+            self._observed = {
+                name: to_dict(r.resource) for name, r in sorted(self.req.observed.resources.items())
+            }
+        return self._observed
+
+    def desired_names(self) -> list[str]:
+        return sorted(self.rsp.desired.resources.keys())
+
+    def desired(self, name: str) -> dict | None:
+        if name not in self.rsp.desired.resources:
+            return None
+        return to_dict(self.rsp.desired.resources[name].resource)
+
+    def desire(self, name: str, obj: Mapping[str, Any], ready: bool | None = None) -> None:
+        """Set one desired composed resource (replacing any earlier value).
+
+        ``ready=None`` derives readiness from the observed resource's Ready
+        condition; pass True/False to decide it yourself.
+        """
+        if ready is None:
+            ready = is_ready(self.observed.get(name))
+        target = self.rsp.desired.resources[name]
+        target.resource.Clear()
+        target.resource.update(dict(obj))
+        target.ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
+
+    def drop(self, name: str) -> None:
+        """Remove a composed resource from desired state (Crossplane deletes it)."""
+        if name in self.rsp.desired.resources:
+            del self.rsp.desired.resources[name]
+
+    def keep_observed(self, names: Iterable[str] | None = None) -> None:
+        """Carry observed children into desired state unchanged (spec, not status).
+
+        The runtime calls this for every child before ``compose`` runs; a
+        function may call it again after clearing to restore a subset.
+        """
+        for name in sorted(self.observed if names is None else names):
+            if name in self.rsp.desired.resources or name not in self.observed:
+                continue
+            self.desire(name, without_status(self.observed[name]))
+
+    # ----- required (extra) resources --------------------------------------
+    def require(
+        self,
+        name: str,
+        api_version: str,
+        kind: str,
+        *,
+        match_name: str | None = None,
+        match_labels: Mapping[str, str] | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        """Ask Crossplane for resources; they arrive in the next call."""
+        sel = self.rsp.requirements.resources[name]
+        sel.api_version = api_version
+        sel.kind = kind
+        if match_name is not None:
+            sel.match_name = match_name
+        else:
+            sel.match_labels.labels.update(dict(match_labels or {}))
+        if namespace:
+            sel.namespace = namespace
+
+    def required_structs(self, name: str) -> list[struct_pb2.Struct] | None:
+        """Raw Structs of a requirement (for reading a few fields of many items)."""
+        if name in self.req.required_resources:
+            return [item.resource for item in self.req.required_resources[name].items]
+        if name in self.req.extra_resources:
+            return [item.resource for item in self.req.extra_resources[name].items]
+        return None
+
+    def required(self, name: str) -> list[dict] | None:
+        """Tri-state: None = not fetched yet; [] = fetched, nothing matched."""
+        structs = self.required_structs(name)
+        return None if structs is None else [to_dict(s) for s in structs]
+
+    # ----- results, conditions, status -------------------------------------
+    def set_status(self, **fields: Any) -> None:
+        """Merge top-level fields into the desired composite status."""
+        self._status.update(fields)
+
+    def condition(self, typ: str, status: bool | str, reason: str, message: str = "") -> None:
+        if isinstance(status, bool):
+            status = "True" if status else "False"
+        response.set_conditions(self.rsp, resource.Condition(typ, status, reason, one_line(message)))
+
+    def set_ready(self, ready: bool) -> None:
+        """Decide the composite's readiness (otherwise Crossplane derives it)."""
+        self._composite_ready = ready
+
+    def warning(self, message: str) -> None:
+        response.warning(self.rsp, one_line(message))
+
+    def normal(self, message: str) -> None:
+        response.normal(self.rsp, one_line(message))
+
+    def credentials(self, name: str) -> dict[str, str] | None:
+        if name not in self.req.credentials:
+            return None
+        data = self.req.credentials[name].credential_data.data
+        return {k: v.decode() for k, v in data.items()}
+
+    def finish(self) -> None:
+        """Write the accumulated composite status and readiness."""
+        if self._status:
+            status = to_dict(self.rsp.desired.composite.resource).get("status") or {}
+            status.update(self._status)
+            self.rsp.desired.composite.resource.update({"status": status})
+        if self._composite_ready is not None:
+            self.rsp.desired.composite.ready = fnv1.READY_TRUE if self._composite_ready else fnv1.READY_FALSE
+
+
+def one_line(text: str, limit: int = 1024) -> str:
+    """Messages are one line a person can act on; long ones are cut."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
