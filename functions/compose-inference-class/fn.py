@@ -1,0 +1,15 @@
+"""compose-inference-class: check an InferenceClass and publish its summary.
+
+A class composes nothing; it is read by clusters and the scheduler. This
+function rejects what admission cannot (names, quantities, versions) and
+reports Ready with a one-line description of the devices.
+"""
+from modelplane.function import Composition
+from modelplane.inference_class import check_class, summarize
+
+
+def compose(c: Composition) -> None:
+    check_class(c.spec)
+    summary = summarize(c.spec)
+    c.set_status(summary=summary)
+    c.set_ready(True)
