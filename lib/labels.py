@@ -1,0 +1,30 @@
+"""Labels Modelplane sets: reserved keys always win over user values.
+
+Keys under ``modelplane.ai/`` are Modelplane's. A ModelDeployment's own labels
+propagate to its ModelReplicas and ModelEndpoints (so a ModelService can pick
+subsets), but a user can never override a reserved key.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+PREFIX = "modelplane.ai/"
+DEPLOYMENT = PREFIX + "deployment"
+CLUSTER = PREFIX + "cluster"
+REPLICA = PREFIX + "replica"
+POOL = PREFIX + "pool"
+CACHE = PREFIX + "cache"
+MANAGED_BY = PREFIX + "managed-by"
+ENGINE = PREFIX + "engine"
+ROLE = PREFIX + "role"
+
+
+def is_reserved(key: str) -> bool:
+    return key.startswith(PREFIX)
+
+
+def merged(user: Mapping[str, str] | None, reserved: Mapping[str, str]) -> dict[str, str]:
+    """User labels without reserved keys, then the reserved ones; sorted."""
+    out = {k: v for k, v in (user or {}).items() if not is_reserved(k)}
+    out.update(reserved)
+    return dict(sorted(out.items()))
