@@ -40,7 +40,7 @@ from decimal import Decimal
 
 from kubernetes.utils import parse_quantity
 
-__all__ = ["Quantity", "QuantityError", "BINARY_SI", "DECIMAL_SI", "DECIMAL_EXPONENT"]
+__all__ = ["BINARY_SI", "DECIMAL_EXPONENT", "DECIMAL_SI", "Quantity", "QuantityError"]
 
 BINARY_SI = "BinarySI"
 DECIMAL_SI = "DecimalSI"
@@ -86,13 +86,13 @@ class Quantity:
     value: Decimal
     format: str
 
-    def __init__(self, raw: "str | int | float | Quantity") -> None:
+    def __init__(self, raw: str | float | Quantity) -> None:
         value, fmt = _parse(raw)
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "format", fmt)
 
     @classmethod
-    def _of(cls, value: Decimal, fmt: str) -> "Quantity":
+    def _of(cls, value: Decimal, fmt: str) -> Quantity:
         q = object.__new__(cls)
         object.__setattr__(q, "value", value)
         object.__setattr__(q, "format", fmt)
@@ -104,7 +104,7 @@ class Quantity:
             return NotImplemented
         return self.value == other.value
 
-    def __lt__(self, other: "Quantity") -> bool:
+    def __lt__(self, other: Quantity) -> bool:
         if not isinstance(other, Quantity):
             return NotImplemented
         return self.value < other.value
@@ -113,23 +113,23 @@ class Quantity:
         # Decimal hashes by value, so 1073741824 and 1.073741824E+9 collide as they must.
         return hash(self.value)
 
-    def compare_to(self, other: "Quantity") -> int:
+    def compare_to(self, other: Quantity) -> int:
         """-1, 0 or 1 as this quantity is less than, equal to or greater than ``other``."""
         return (self.value > other.value) - (self.value < other.value)
 
     # -- arithmetic ------------------------------------------------------
-    def add(self, other: "Quantity") -> "Quantity":
+    def add(self, other: Quantity) -> Quantity:
         """The exact sum; keeps this quantity's format (as Kubernetes does)."""
         return Quantity._of(_CONTEXT.add(self.value, other.value), self.format)
 
-    def sub(self, other: "Quantity") -> "Quantity":
+    def sub(self, other: Quantity) -> Quantity:
         """The exact difference; keeps this quantity's format."""
         return Quantity._of(_CONTEXT.subtract(self.value, other.value), self.format)
 
-    def __add__(self, other: "Quantity") -> "Quantity":
+    def __add__(self, other: Quantity) -> Quantity:
         return self.add(other) if isinstance(other, Quantity) else NotImplemented
 
-    def __sub__(self, other: "Quantity") -> "Quantity":
+    def __sub__(self, other: Quantity) -> Quantity:
         return self.sub(other) if isinstance(other, Quantity) else NotImplemented
 
     def sign(self) -> int:

@@ -54,7 +54,7 @@ class Version:
     build: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, text: str) -> "Version":
+    def parse(cls, text: str) -> Version:
         """Parse strict semver text; raises VersionError with the reason."""
         if not isinstance(text, str):
             raise VersionError(f"invalid version {text!r}: not a string; {_ACCEPTED}")
@@ -82,7 +82,7 @@ class Version:
             return NotImplemented
         return self._key() == other._key()
 
-    def __lt__(self, other: "Version") -> bool:
+    def __lt__(self, other: Version) -> bool:
         if not isinstance(other, Version):
             return NotImplemented
         return self._key() < other._key()
@@ -90,7 +90,7 @@ class Version:
     def __hash__(self) -> int:
         return hash(self._key())
 
-    def compare_to(self, other: "Version") -> int:
+    def compare_to(self, other: Version) -> int:
         """-1, 0 or 1 by semver precedence."""
         a, b = self._key(), other._key()
         return (a > b) - (a < b)

@@ -1,0 +1,30 @@
+"""CEL for Modelplane: device selectors (DRA) and validation rules (Kubernetes).
+
+Public surface (the engine, cel-python, stays inside :mod:`.adapter`)::
+
+    compile(expr, library="dra") -> Program    # cached per process
+    Program.evaluate(activation) -> value      # raises CELError
+    evaluate_rule(expr, self_value, old_self=None) -> (ok, error)
+    Device.from_class_device(d); match(expr, device) -> MatchResult
+    stats() / reset_stats()
+
+Errors: CELError, and CELRejected (a CELError) for guard failures.
+"""
+from .adapter import Program, compile, evaluate_rule
+from .device import Device, DeviceError, MatchResult, match
+from .errors import CELError, CELRejected
+from .stats import reset_stats, stats
+
+__all__ = [
+    "CELError",
+    "CELRejected",
+    "Device",
+    "DeviceError",
+    "MatchResult",
+    "Program",
+    "compile",
+    "evaluate_rule",
+    "match",
+    "reset_stats",
+    "stats",
+]
