@@ -1,0 +1,95 @@
+"""The fleet scheduler: where each replica of a ModelDeployment runs.
+
+The model
+---------
+A replica is one complete serving instance (every engine, every copy) on
+one InferenceCluster; a PrefillDecode pair therefore never spans clusters,
+though each member may use a different pool. Indexes are identities
+(``keep.py``): replica 3 keeps its name and its admission key
+``{created}/{namespace}/{name}/{00003}`` for life.
+
+Capacity is devices per node (``capacity.py``). A pool is N identical nodes
+of its InferenceClass; a pod takes ``count`` of each DRA device it requests
+from one node, so an 8-GPU node holds eight 1-GPU pods; each pod of a gang
+(the Leader and Workers of one engine copy) takes its own node; copies
+multiply demand; Synthetic devices (an InfiniBand NIC) must be present but
+are never consumed. Node fill is not reported, so it is rebuilt from the
+pools' allocations, replayed oldest admission first with first fit.
+
+``schedule(deployment, fleet, current)`` is pure and runs in phases, like the
+Kubernetes scheduler framework and Karmada:
+
+1. match (``matching.py``): per deployment, once per class: which classes
+   satisfy each member, evaluating each CEL selector once per class device
+   through one seam, the ``matcher`` (``modelplane.cel`` by default).
+2. keep (``keep.py``): placed replicas stay unless their cluster is gone,
+   drains them (untolerated NoExecute) or their pool is overcommitted by
+   replicas admitted earlier; scale-down picks who goes; replicas that
+   cannot be judged yet (cluster or class not observed) are held untouched.
+3. filter (``filters.py``): once per cluster, each filter naming one
+   countable reason: ready, clusterSelector, taints, cache Ready, device
+   match; free capacity is checked by planning the replica (``plan.py``).
+4. score (``scores.py``): untolerated PreferNoSchedule taints, then spread
+   (fewest of this deployment's replicas), then pack (least free capacity
+   left), each normalised 0-100, compared in that order.
+5. select and bind: best score, ties by cluster name; the chosen cluster's
+   fill is updated and only it is re-planned for the next replica. New
+   replicas are admitted after every existing allocation.
+
+Every replica left unplaced carries one reason per cluster and a one-line
+summary in the Kubernetes FitError style (``explain.py``); ``render.py``
+writes ``spec.placement`` dicts.
+"""
+
+from .capacity import PoolFill
+from .core import schedule
+from .explain import fit_error
+from .matching import DeviceMatcher, Matches, MemberFit, Misfit, default_matcher
+from .render import device_dicts, member_dicts, placement_dicts
+from .scores import normalize
+from .types import (
+    DRA,
+    HELD,
+    KEPT,
+    LEADER,
+    MOVED,
+    NEW,
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    PREFILL_DECODE,
+    STANDALONE,
+    SYNTHETIC,
+    UNIFIED,
+    WORKER,
+    Allocation,
+    ClassDevice,
+    Cluster,
+    Current,
+    Deployment,
+    DeviceRequest,
+    Engine,
+    Fleet,
+    InferenceClass,
+    Member,
+    MemberPlacement,
+    Placement,
+    PodGroup,
+    Pool,
+    PoolPlacement,
+    ResolvedDevice,
+    Schedule,
+    Taint,
+    Toleration,
+    Unplaced,
+)
+
+__all__ = [
+    "DRA", "HELD", "KEPT", "LEADER", "MOVED", "NEW", "NO_EXECUTE", "NO_SCHEDULE", "PREFER_NO_SCHEDULE",
+    "PREFILL_DECODE", "STANDALONE", "SYNTHETIC", "UNIFIED", "WORKER",
+    "Allocation", "ClassDevice", "Cluster", "Current", "Deployment", "DeviceMatcher", "DeviceRequest", "Engine",
+    "Fleet", "InferenceClass", "Matches", "Member", "MemberFit", "MemberPlacement", "Misfit", "Placement",
+    "PodGroup", "Pool", "PoolFill", "PoolPlacement", "ResolvedDevice", "Schedule", "Taint", "Toleration",
+    "Unplaced", "default_matcher", "device_dicts", "fit_error", "member_dicts", "normalize", "placement_dicts",
+    "schedule",
+]

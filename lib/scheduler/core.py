@@ -1,0 +1,198 @@
+"""``schedule()``: keep -> filter -> score -> select -> bind.
+
+Read this function top to bottom against the package docstring; each phase
+is one call into its own module. Clusters are walked sorted by name so the
+result never depends on the order the API server listed them in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import explain
+from .filters import CAPACITY, FilterContext, run_filters
+from .keep import HOLD, MOVE, dedupe, judge, new_indexes, scale_down
+from .matching import DeviceMatcher, Matches, MemberFit
+from .plan import ClusterState, Plan, bind, empty_state, member_placements, plan_replica, pod_groups, replay
+from .scores import rank
+from .types import (
+    HELD,
+    KEPT,
+    MOVED,
+    NEW,
+    Cluster,
+    Current,
+    Deployment,
+    Fleet,
+    MemberPlacement,
+    Placement,
+    Schedule,
+    Unplaced,
+)
+
+
+def schedule(
+    deployment: Deployment,
+    fleet: Fleet,
+    current: Sequence[Current] = (),
+    *,
+    matcher: DeviceMatcher | None = None,
+    matches: Matches | None = None,
+) -> Schedule:
+    """Place ``deployment.replicas`` replicas on ``fleet``, keeping ``current``
+    ones where they may stay. ``matcher`` is the CEL seam (default:
+    ``modelplane.cel``); ``matches`` lets a caller reuse a match table."""
+    matches = matches or Matches(deployment, fleet.classes, matcher)
+    clusters = {c.name: c for c in sorted(fleet.clusters, key=lambda c: c.name)}
+
+    # Keep: judge each observed replica, scale down, check the stayers fit.
+    verdicts = [judge(deployment, fleet, matches, c, clusters.get(c.cluster)) for c in dedupe(current)]
+    survivors, _ = scale_down(verdicts, deployment.replicas)
+    placed: dict[int, Placement] = {}
+    leaving: dict[int, tuple[str, str]] = {}
+    held_on: dict[str, int] = {}
+    staying: dict[str, list[Current]] = {}
+    for v in survivors:
+        c = v.current
+        if v.action == HOLD:
+            placed[c.index] = _held(deployment, matches, c, clusters.get(c.cluster))
+            held_on[c.cluster] = held_on.get(c.cluster, 0) + 1
+        elif v.action == MOVE:
+            leaving[c.index] = (c.cluster, v.reason)
+        else:
+            staying.setdefault(c.cluster, []).append(c)
+    states: dict[str, ClusterState] = {}
+    for name in sorted(staying):
+        state, kept, failed = _keep_on(deployment, matches, fleet, clusters[name], staying[name])
+        states[name] = state
+        placed.update(kept)
+        for index in failed:
+            leaving[index] = (name, "overcommitted: no longer fits behind replicas admitted earlier")
+
+    wanted = sorted(new_indexes({v.current.index for v in survivors}, deployment.replicas) + list(leaving))
+    if not wanted:
+        return _result(deployment, placed, [], leaving)
+    if not fleet.clusters_known:
+        why = "InferenceClusters not observed yet"
+        return _result(deployment, placed, [Unplaced(i, {}, why) for i in wanted], leaving)
+
+    # Filter: once per cluster; these verdicts do not change as we bind.
+    ctx = FilterContext(deployment, fleet, matches)
+    rejected: dict[str, tuple[str, str]] = {}
+    plans: dict[str, tuple[ClusterState, Plan | str]] = {}
+    for name, cluster in clusters.items():
+        verdict = run_filters(ctx, cluster)
+        if verdict is not None:
+            rejected[name] = verdict
+            continue
+        state = states.get(name)
+        if state is None:
+            state = empty_state(cluster, fleet.classes)
+            replay(state, deployment.key, ())
+        state.own += held_on.get(name, 0)
+        plans[name] = (state, plan_replica(deployment, state, matches))
+
+    unplaced: list[Unplaced] = []
+    for index in wanted:
+        # Score and select among the clusters where the replica fits now.
+        feasible = {n: (s, p) for n, (s, p) in plans.items() if isinstance(p, Plan)}
+        if not feasible:
+            why = dict(rejected)
+            why.update({n: (CAPACITY, p) for n, (_, p) in plans.items() if isinstance(p, str)})
+            message = explain.fit_error(why, len(clusters))
+            unplaced.append(Unplaced(index, {n: r for n, (_, r) in sorted(why.items())}, message))
+            continue
+        best, _ = rank(deployment, feasible)[0]
+        state, plan = feasible[best]
+        # Bind: commit the fill, then re-plan only the cluster that changed.
+        bind(state, plan)
+        plans[best] = (state, plan_replica(deployment, state, matches))
+        origin = leaving.get(index)
+        placed[index] = Placement(
+            index=index,
+            cluster=best,
+            order=deployment.order(index),
+            members=plan.members,
+            pods=plan.pods,
+            state=MOVED if origin else NEW,
+            moved_from=origin[0] if origin else None,
+            moved_because=origin[1] if origin else None,
+        )
+    return _result(deployment, placed, unplaced, leaving)
+
+
+def _keep_on(
+    deployment: Deployment, matches: Matches, fleet: Fleet, cluster: Cluster, stay: list[Current]
+) -> tuple[ClusterState, dict[int, Placement], set[int]]:
+    """Replay ``cluster`` with the stayers at their own admission keys."""
+    pools = {p.name: p for p in cluster.pools or ()}
+    own = []
+    resolved: dict[int, tuple[MemberFit, ...]] = {}
+    for c in stay:
+        fits = tuple(matches.fit(pools[p].class_name, i) for i, p in enumerate(c.pools))
+        resolved[c.index] = fits  # type: ignore[assignment]  # judge() proved every fit
+        own.append((c.order or deployment.order(c.index), c.index, pod_groups(deployment, c.pools, fits)))  # type: ignore[arg-type]
+    state = empty_state(cluster, fleet.classes)
+    failed = replay(state, deployment.key, own)
+    kept = {
+        c.index: Placement(
+            index=c.index,
+            cluster=cluster.name,
+            order=order,
+            members=member_placements(deployment, c.pools, resolved[c.index]),
+            pods=pods,
+            state=KEPT,
+        )
+        for c, (order, _, pods) in zip(stay, own)
+        if c.index not in failed
+    }
+    return state, kept, failed
+
+
+def _held(deployment: Deployment, matches: Matches, c: Current, cluster: Cluster | None) -> Placement:
+    """A replica we cannot judge yet: echo what is known; the caller keeps the
+    observed ModelReplica as it is."""
+    classes = {p.name: p.class_name for p in (cluster.pools or ())} if cluster else {}
+    members = []
+    fits = []
+    for i, ((engine, member), pool) in enumerate(zip(deployment.members(), c.pools)):
+        fit = matches.fit(classes[pool], i) if pool in classes else None
+        members.append(
+            MemberPlacement(engine.name, member.role, pool, fit.devices if isinstance(fit, MemberFit) else ())
+        )
+        fits.append(fit)
+    complete = len(fits) == len(deployment.members()) and all(isinstance(f, MemberFit) for f in fits)
+    return Placement(
+        index=c.index,
+        cluster=c.cluster,
+        order=c.order or deployment.order(c.index),
+        members=tuple(members),
+        pods=pod_groups(deployment, c.pools, fits) if complete else (),  # type: ignore[arg-type]
+        state=HELD,
+    )
+
+
+def _result(
+    deployment: Deployment,
+    placed: dict[int, Placement],
+    unplaced: list[Unplaced],
+    leaving: dict[int, tuple[str, str]],
+) -> Schedule:
+    placements = tuple(placed[i] for i in sorted(placed))
+    parts = [f"{len(placements)}/{deployment.replicas} replicas placed"]
+    held = [p for p in placements if p.state == HELD]
+    if held:
+        where = ", ".join(sorted({p.cluster for p in held}))
+        parts.append(f"{explain.indexes([p.index for p in held])} held on {where} (not observed yet)")
+    for p in placements:
+        if p.state == MOVED:
+            parts.append(f"replica {p.index} moved from {p.moved_from} to {p.cluster}: {p.moved_because}")
+    groups: dict[str, list[int]] = {}
+    for u in unplaced:
+        origin = leaving.get(u.index)
+        text = f"left {origin[0]} ({origin[1]}); {u.message}" if origin else u.message
+        groups.setdefault(text, []).append(u.index)
+    for text, idx in groups.items():
+        parts.append(f"{explain.indexes(idx)}: {text}")
+    return Schedule(placements=placements, unplaced=tuple(unplaced), message="; ".join(parts))
+
