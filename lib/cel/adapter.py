@@ -45,7 +45,7 @@ from .stats import record
 
 __all__ = ["CACHE_SIZE", "MAX_STEPS", "Program", "compile", "evaluate_rule"]
 
-MAX_STEPS = 100_000
+MAX_STEPS = 50_000
 CACHE_SIZE = 2048
 
 
@@ -189,11 +189,12 @@ class _Metered(Evaluator):
         # Macro bodies run in sub-evaluators: they must draw on the same budget.
         return _Metered(ast, self.activation, self._budget)
 
-    def visit(self, tree: lark.Tree) -> Any:
+    def _visit_tree(self, tree: lark.Tree) -> Any:
+        # lark routes visit() and visit_children() through here: one step per tree node.
         self._budget[0] -= 1
         if self._budget[0] < 0:
             raise _OverBudget
-        return super().visit(tree)
+        return super()._visit_tree(tree)
 
 
 _OPERATORS = {"relation_lt": "<", "relation_le": "<=", "relation_gt": ">", "relation_ge": ">=",
