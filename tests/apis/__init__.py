@@ -1,0 +1,1 @@
+"""Tests of the API surface: XRDs, Compositions, packages, examples, schemas."""
