@@ -10,8 +10,8 @@ its ``messageExpression`` result, else ``failed rule: <rule>``, at
 cannot be evaluated is reported as such.
 
 ``check_xrd`` checks an XRD before anything is validated against it: an
-explicit scope, a structural schema, rules that compile, and no root-level
-rules (Crossplane drops them when it builds the CRD, so they would never run).
+explicit scope, a structural schema, and rules (and message expressions) that
+compile.
 """
 from __future__ import annotations
 
@@ -140,10 +140,6 @@ def check_xrd(doc: Mapping[str, Any]) -> list[Problem]:
         if not isinstance(source, Mapping):
             out.append(Problem(base, "Required value: every version needs an openAPIV3Schema"))
             continue
-        if source.get("x-kubernetes-validations"):
-            out.append(Problem(f"{base}.x-kubernetes-validations",
-                               "Forbidden: Crossplane drops root-level rules when it builds the CRD; "
-                               "declare them on spec (or a field below it)"))
         crd_schema = xrd.to_crd({**doc, "spec": {**spec, "versions": [version]}})
         schema = crd_schema["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
         for p in structural.check(schema):

@@ -11,8 +11,8 @@ preserve-unknown-fields and oneOf. Crossplane's own fields are injected last
 and **override** same-named XRD fields: ``spec.crossplane`` (or, for legacy
 v1 XRDs, the top of ``spec``) and ``status.conditions`` / ``status.crossplane``.
 
-Root-level ``x-kubernetes-validations`` of an XRD are *dropped* by Crossplane;
-``rules.check_xrd`` reports them.
+Root-level ``x-kubernetes-validations`` are kept (Crossplane >= v2.2, crossplane#7018),
+so a root rule may read ``self.metadata.name``.
 """
 from __future__ import annotations
 
@@ -86,8 +86,9 @@ def _version(version: dict, scope: str, update_policy: str) -> dict:
             "status": status,
         },
     }
-    if "description" in source:
-        schema["description"] = source["description"]
+    for key in ("description", "x-kubernetes-validations"):
+        if key in source:
+            schema[key] = source[key]
     subresources: dict[str, Any] = {"status": {}}
     scale = (version.get("subresources") or {}).get("scale")
     if scale is not None:
