@@ -121,19 +121,24 @@ def generate_one(path: Path, xrd: dict[str, Any], out_dir: Path) -> Path:
     kind = xrd["spec"]["names"]["kind"]
     target = out_dir / f"{kind_snake(kind)}.py"
     source = path.relative_to(paths.ROOT).as_posix() if path.is_relative_to(paths.ROOT) else path.name
+    # Generate inside a scratch folder: the generator reads formatter settings
+    # from any pyproject.toml above its output, which would make the bytes
+    # depend on where they are written.
     with tempfile.TemporaryDirectory() as tmp:
         schema_file = Path(tmp) / f"{kind_snake(kind)}.json"
+        scratch = Path(tmp) / target.name
         schema_file.write_text(json.dumps(xr_schema(xrd), indent=2, sort_keys=False))
         cmd = [
             sys.executable, "-m", "datamodel_code_generator",
-            "--input", str(schema_file), "--output", str(target),
+            "--input", str(schema_file), "--output", str(scratch),
             "--class-name", kind,
             "--custom-file-header", HEADER.format(source=source),
             *CODEGEN_OPTIONS,
         ]
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise RuntimeError(f"datamodel-codegen failed for {source}: {result.stderr.strip()}")
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=tmp)
+        if result.returncode != 0:
+            raise RuntimeError(f"datamodel-codegen failed for {source}: {result.stderr.strip()}")
+        target.write_text(scratch.read_text())
     return target
 
 

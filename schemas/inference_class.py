@@ -43,7 +43,10 @@ class InferenceClassSpecDevice(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    name: Annotated[str, Field(max_length=63, min_length=1, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]
+    name: Annotated[
+        str,
+        Field(max_length=63, min_length=1, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'),
+    ]
     """
     Device name, e.g. gpu or nic.
     """
@@ -63,11 +66,15 @@ class InferenceClassSpecDevice(BaseModel):
     """
     DRA DeviceClass for claims, e.g. gpu.nvidia.com (DRA only).
     """
-    attributes: Annotated[dict[str, InferenceClassSpecDeviceAttributes] | None, Field(max_length=32)] = None
+    attributes: Annotated[
+        dict[str, InferenceClassSpecDeviceAttributes] | None, Field(max_length=32)
+    ] = None
     """
     Typed attributes. An unqualified name belongs to the driver's domain; a qualified one (nic.nvidia.com/linkType) to its own.
     """
-    capacity: Annotated[dict[str, InferenceClassSpecDeviceCapacity] | None, Field(max_length=32)] = None
+    capacity: Annotated[
+        dict[str, InferenceClassSpecDeviceCapacity] | None, Field(max_length=32)
+    ] = None
     """
     Capacities, e.g. memory.
     """
@@ -85,7 +92,9 @@ class InferenceClassSpecProvisioningGkeAccelerator(BaseModel):
     """
     GPUs per node.
     """
-    gpuDriverVersion: Literal['DEFAULT', 'LATEST', 'INSTALLATION_DISABLED'] | None = 'LATEST'
+    gpuDriverVersion: Literal['DEFAULT', 'LATEST', 'INSTALLATION_DISABLED'] | None = (
+        'LATEST'
+    )
     """
     GKE GPU driver installation.
     """
@@ -171,7 +180,9 @@ class InferenceClassSpec(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    devices: Annotated[list[InferenceClassSpecDevice], Field(max_length=16, min_length=1)]
+    devices: Annotated[
+        list[InferenceClassSpecDevice], Field(max_length=16, min_length=1)
+    ]
     """
     The node's hardware.
     """

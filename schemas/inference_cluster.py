@@ -43,13 +43,15 @@ class InferenceClusterSpecClusterGke(BaseModel):
     """
     GKE version; omitted = the release channel default.
     """
-    credentials: Annotated[InferenceClusterSpecClusterGkeCredentials | None, Field(validate_default=True)] = (
-        {}
-    )
+    credentials: Annotated[
+        InferenceClusterSpecClusterGkeCredentials | None, Field(validate_default=True)
+    ] = {}
     """
     Cloud credentials used to provision the cluster.
     """
-    cache: Annotated[InferenceClusterSpecClusterGkeCache | None, Field(validate_default=True)] = {}
+    cache: Annotated[
+        InferenceClusterSpecClusterGkeCache | None, Field(validate_default=True)
+    ] = {}
     """
     Model cache storage on this cluster.
     """
@@ -69,7 +71,9 @@ class InferenceClusterSpecClusterEksCache(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    storageClassName: Annotated[str | None, Field(max_length=253)] = 'modelplane-rwx-efs'
+    storageClassName: Annotated[str | None, Field(max_length=253)] = (
+        'modelplane-rwx-efs'
+    )
     """
     ReadWriteMany StorageClass for ModelCache PVCs.
     """
@@ -91,13 +95,15 @@ class InferenceClusterSpecClusterEks(BaseModel):
     """
     VPC subnets (at least two, in different availability zones).
     """
-    credentials: Annotated[InferenceClusterSpecClusterEksCredentials | None, Field(validate_default=True)] = (
-        {}
-    )
+    credentials: Annotated[
+        InferenceClusterSpecClusterEksCredentials | None, Field(validate_default=True)
+    ] = {}
     """
     Cloud credentials used to provision the cluster.
     """
-    cache: Annotated[InferenceClusterSpecClusterEksCache | None, Field(validate_default=True)] = {}
+    cache: Annotated[
+        InferenceClusterSpecClusterEksCache | None, Field(validate_default=True)
+    ] = {}
     """
     Model cache storage on this cluster.
     """
@@ -139,7 +145,9 @@ class InferenceClusterSpecClusterExisting(BaseModel):
     """
     Secret holding the cluster's kubeconfig.
     """
-    cache: Annotated[InferenceClusterSpecClusterExistingCache | None, Field(validate_default=True)] = {}
+    cache: Annotated[
+        InferenceClusterSpecClusterExistingCache | None, Field(validate_default=True)
+    ] = {}
     """
     Model cache storage on this cluster.
     """
@@ -171,7 +179,10 @@ class InferenceClusterSpecNodePool(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    name: Annotated[str, Field(max_length=40, min_length=1, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]
+    name: Annotated[
+        str,
+        Field(max_length=40, min_length=1, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'),
+    ]
     """
     Pool name (DNS label); nodes carry label modelplane.ai/pool=<name>.
     """
@@ -321,15 +332,21 @@ class InferenceClusterSpecStack(BaseModel):
     """
     llm-d inference extension and endpoint picker Helm release.
     """
-    dynamo: Annotated[InferenceClusterSpecStackDynamo | None, Field(validate_default=True)] = {}
+    dynamo: Annotated[
+        InferenceClusterSpecStackDynamo | None, Field(validate_default=True)
+    ] = {}
     """
     NVIDIA Dynamo platform Helm release.
     """
-    envoyGateway: Annotated[InferenceClusterSpecStackEnvoyGateway | None, Field(validate_default=True)] = {}
+    envoyGateway: Annotated[
+        InferenceClusterSpecStackEnvoyGateway | None, Field(validate_default=True)
+    ] = {}
     """
     Envoy Gateway Helm release.
     """
-    draDriver: Annotated[InferenceClusterSpecStackDraDriver | None, Field(validate_default=True)] = {}
+    draDriver: Annotated[
+        InferenceClusterSpecStackDraDriver | None, Field(validate_default=True)
+    ] = {}
     """
     NVIDIA DRA driver Helm release.
     """
@@ -343,15 +360,21 @@ class InferenceClusterSpec(BaseModel):
     """
     Where the Kubernetes cluster comes from.
     """
-    nodePools: Annotated[list[InferenceClusterSpecNodePool], Field(max_length=8, min_length=1)]
+    nodePools: Annotated[
+        list[InferenceClusterSpecNodePool], Field(max_length=8, min_length=1)
+    ]
     """
     Node pools, each of one InferenceClass.
     """
-    taints: Annotated[list[InferenceClusterSpecTaint] | None, Field(max_length=32)] = None
+    taints: Annotated[list[InferenceClusterSpecTaint] | None, Field(max_length=32)] = (
+        None
+    )
     """
     Cluster taints: NoSchedule keeps new replicas away, NoExecute drains replicas that do not tolerate it.
     """
-    stack: Annotated[InferenceClusterSpecStack | None, Field(validate_default=True)] = {}
+    stack: Annotated[InferenceClusterSpecStack | None, Field(validate_default=True)] = (
+        {}
+    )
     """
     The inference stack Modelplane installs.
     """

@@ -28,7 +28,9 @@ class ModelCacheSpecSourceHuggingFace(BaseModel):
     repo: Annotated[
         str,
         Field(
-            max_length=256, min_length=1, pattern='^([A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$'
+            max_length=256,
+            min_length=1,
+            pattern='^([A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$',
         ),
     ]
     """

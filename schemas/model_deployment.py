@@ -83,7 +83,9 @@ class ModelDeploymentSpecEngineMemberNodeSelectorDevice(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    name: Annotated[str, Field(max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]
+    name: Annotated[
+        str, Field(max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+    ]
     """
     Request name, e.g. gpu; matches no class field, it names the request.
     """
@@ -92,7 +94,8 @@ class ModelDeploymentSpecEngineMemberNodeSelectorDevice(BaseModel):
     How many of this device each pod needs.
     """
     selectors: Annotated[
-        list[ModelDeploymentSpecEngineMemberNodeSelectorDeviceSelector] | None, Field(max_length=8)
+        list[ModelDeploymentSpecEngineMemberNodeSelectorDeviceSelector] | None,
+        Field(max_length=8),
     ] = None
     """
     CEL selectors a device must all satisfy (DRA device selector surface).
@@ -104,7 +107,8 @@ class ModelDeploymentSpecEngineMemberNodeSelector(BaseModel):
         extra='allow',
     )
     devices: Annotated[
-        list[ModelDeploymentSpecEngineMemberNodeSelectorDevice], Field(max_length=8, min_length=1)
+        list[ModelDeploymentSpecEngineMemberNodeSelectorDevice],
+        Field(max_length=8, min_length=1),
     ]
     """
     Device requests; a pool matches only when it satisfies every entry.
@@ -179,19 +183,24 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItemValueFrom(BaseM
     model_config = ConfigDict(
         extra='allow',
     )
-    secretKeyRef: ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItemValueFromSecretKeyRef | None = (
-        None
-    )
+    secretKeyRef: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItemValueFromSecretKeyRef
+        | None
+    ) = None
     """
     Read the value from a Secret key.
     """
     configMapKeyRef: (
-        ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItemValueFromConfigMapKeyRef | None
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItemValueFromConfigMapKeyRef
+        | None
     ) = None
     """
     Read the value from a ConfigMap key.
     """
-    fieldRef: ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItemValueFromFieldRef | None = None
+    fieldRef: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItemValueFromFieldRef
+        | None
+    ) = None
     """
     A pod field, e.g. status.podIP.
     """
@@ -209,7 +218,9 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItem(BaseModel):
     """
     Literal value.
     """
-    valueFrom: ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItemValueFrom | None = None
+    valueFrom: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItemValueFrom | None
+    ) = None
     """
     Source of the value.
     """
@@ -289,15 +300,22 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainerReadinessProbe(BaseMod
     model_config = ConfigDict(
         extra='allow',
     )
-    httpGet: ModelDeploymentSpecEngineMemberTemplateSpecContainerReadinessProbeHttpGet | None = None
+    httpGet: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerReadinessProbeHttpGet | None
+    ) = None
     """
     HTTP GET probe.
     """
-    tcpSocket: ModelDeploymentSpecEngineMemberTemplateSpecContainerReadinessProbeTcpSocket | None = None
+    tcpSocket: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerReadinessProbeTcpSocket
+        | None
+    ) = None
     """
     TCP connect probe.
     """
-    exec: ModelDeploymentSpecEngineMemberTemplateSpecContainerReadinessProbeExec | None = None
+    exec: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerReadinessProbeExec | None
+    ) = None
     """
     Command run in the container; exit 0 is healthy.
     """
@@ -365,15 +383,22 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainerLivenessProbe(BaseMode
     model_config = ConfigDict(
         extra='allow',
     )
-    httpGet: ModelDeploymentSpecEngineMemberTemplateSpecContainerLivenessProbeHttpGet | None = None
+    httpGet: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerLivenessProbeHttpGet | None
+    ) = None
     """
     HTTP GET probe.
     """
-    tcpSocket: ModelDeploymentSpecEngineMemberTemplateSpecContainerLivenessProbeTcpSocket | None = None
+    tcpSocket: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerLivenessProbeTcpSocket
+        | None
+    ) = None
     """
     TCP connect probe.
     """
-    exec: ModelDeploymentSpecEngineMemberTemplateSpecContainerLivenessProbeExec | None = None
+    exec: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerLivenessProbeExec | None
+    ) = None
     """
     Command run in the container; exit 0 is healthy.
     """
@@ -441,15 +466,21 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbe(BaseModel
     model_config = ConfigDict(
         extra='allow',
     )
-    httpGet: ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbeHttpGet | None = None
+    httpGet: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbeHttpGet | None
+    ) = None
     """
     HTTP GET probe.
     """
-    tcpSocket: ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbeTcpSocket | None = None
+    tcpSocket: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbeTcpSocket | None
+    ) = None
     """
     TCP connect probe.
     """
-    exec: ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbeExec | None = None
+    exec: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbeExec | None
+    ) = None
     """
     Command run in the container; exit 0 is healthy.
     """
@@ -500,30 +531,40 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainer(BaseModel):
     Working directory of the container.
     """
     env: Annotated[
-        list[ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItem] | None, Field(max_length=128)
+        list[ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItem] | None,
+        Field(max_length=128),
     ] = None
     """
     Environment variables. $(MODELPLANE_LEADER_ADDRESS) is injected into gang pods.
     """
     ports: Annotated[
-        list[ModelDeploymentSpecEngineMemberTemplateSpecContainerPort] | None, Field(max_length=16)
+        list[ModelDeploymentSpecEngineMemberTemplateSpecContainerPort] | None,
+        Field(max_length=16),
     ] = None
     """
     Ports the engine listens on.
     """
-    resources: ModelDeploymentSpecEngineMemberTemplateSpecContainerResources | None = None
+    resources: ModelDeploymentSpecEngineMemberTemplateSpecContainerResources | None = (
+        None
+    )
     """
     CPU and memory. GPUs come from nodeSelector.devices, not from here.
     """
-    readinessProbe: ModelDeploymentSpecEngineMemberTemplateSpecContainerReadinessProbe | None = None
+    readinessProbe: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerReadinessProbe | None
+    ) = None
     """
     A probe of the engine container (same semantics as the Kubernetes Probe).
     """
-    livenessProbe: ModelDeploymentSpecEngineMemberTemplateSpecContainerLivenessProbe | None = None
+    livenessProbe: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerLivenessProbe | None
+    ) = None
     """
     A probe of the engine container (same semantics as the Kubernetes Probe).
     """
-    startupProbe: ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbe | None = None
+    startupProbe: (
+        ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbe | None
+    ) = None
     """
     A probe of the engine container (same semantics as the Kubernetes Probe).
     """
@@ -543,12 +584,15 @@ class ModelDeploymentSpecEngineMemberTemplateSpec(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    containers: Annotated[list[ModelDeploymentSpecEngineMemberTemplateSpecContainer], Field(max_length=4)]
+    containers: Annotated[
+        list[ModelDeploymentSpecEngineMemberTemplateSpecContainer], Field(max_length=4)
+    ]
     """
     Exactly one container, named engine.
     """
     imagePullSecrets: Annotated[
-        list[ModelDeploymentSpecEngineMemberTemplateSpecImagePullSecret] | None, Field(max_length=8)
+        list[ModelDeploymentSpecEngineMemberTemplateSpecImagePullSecret] | None,
+        Field(max_length=8),
     ] = None
     """
     Secrets for pulling the engine image.
@@ -599,7 +643,10 @@ class ModelDeploymentSpecEngine(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    name: Annotated[str, Field(max_length=63, min_length=1, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]
+    name: Annotated[
+        str,
+        Field(max_length=63, min_length=1, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'),
+    ]
     """
     Engine name (DNS label), unique in the deployment.
     """
@@ -611,7 +658,9 @@ class ModelDeploymentSpecEngine(BaseModel):
     """
     Prefill or Decode; only with spec.serving.mode PrefillDecode.
     """
-    members: Annotated[list[ModelDeploymentSpecEngineMember], Field(max_length=8, min_length=1)]
+    members: Annotated[
+        list[ModelDeploymentSpecEngineMember], Field(max_length=8, min_length=1)
+    ]
     """
     One Standalone member, or one Leader plus one or more Worker members.
     """
@@ -633,15 +682,21 @@ class ModelDeploymentSpec(BaseModel):
     """
     The ModelCache (same namespace) every pod mounts at /mnt/models.
     """
-    serving: Annotated[ModelDeploymentSpecServing | None, Field(validate_default=True)] = {}
+    serving: Annotated[
+        ModelDeploymentSpecServing | None, Field(validate_default=True)
+    ] = {}
     """
     Serving mode.
     """
-    tolerations: Annotated[list[ModelDeploymentSpecToleration] | None, Field(max_length=32)] = None
+    tolerations: Annotated[
+        list[ModelDeploymentSpecToleration] | None, Field(max_length=32)
+    ] = None
     """
     Tolerations against InferenceCluster taints.
     """
-    engines: Annotated[list[ModelDeploymentSpecEngine], Field(max_length=8, min_length=1)]
+    engines: Annotated[
+        list[ModelDeploymentSpecEngine], Field(max_length=8, min_length=1)
+    ]
     """
     The engines of one replica.
     """

@@ -67,7 +67,12 @@ class ModelEndpointSpec(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    url: Annotated[str, Field(max_length=2048, min_length=1, pattern='^https?://[^\\s/?#]+(/[^\\s?#]*)?$')]
+    url: Annotated[
+        str,
+        Field(
+            max_length=2048, min_length=1, pattern='^https?://[^\\s/?#]+(/[^\\s?#]*)?$'
+        ),
+    ]
     """
     scheme://host[:port][/base]; https means TLS.
     """

@@ -71,7 +71,9 @@ class ModelReplicaSpecEngineMemberDevice(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    name: Annotated[str, Field(max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]
+    name: Annotated[
+        str, Field(max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+    ]
     """
     Request name, e.g. gpu; matches no class field, it names the request.
     """
@@ -79,7 +81,9 @@ class ModelReplicaSpecEngineMemberDevice(BaseModel):
     """
     How many of this device each pod needs.
     """
-    selectors: Annotated[list[ModelReplicaSpecEngineMemberDeviceSelector] | None, Field(max_length=8)] = None
+    selectors: Annotated[
+        list[ModelReplicaSpecEngineMemberDeviceSelector] | None, Field(max_length=8)
+    ] = None
     """
     CEL selectors a device must all satisfy (DRA device selector surface).
     """

@@ -35,7 +35,9 @@ class ModelServiceSpec(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    endpoints: Annotated[list[ModelServiceSpecEndpoint], Field(max_length=16, min_length=1)]
+    endpoints: Annotated[
+        list[ModelServiceSpecEndpoint], Field(max_length=16, min_length=1)
+    ]
     """
     Groups of ModelEndpoints (this namespace) to route to.
     """
