@@ -5,7 +5,6 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from modelplane.quantity import Quantity, QuantityError
 
 

@@ -1,8 +1,8 @@
 """Strict semver 2.0 parsing and precedence, as Kubernetes' semver() sees it."""
+import itertools
 from dataclasses import dataclass
 
 import pytest
-
 from modelplane.semver import Version, VersionError
 
 PRECEDENCE = [
@@ -21,7 +21,7 @@ PRECEDENCE = [
 ]
 
 
-@pytest.mark.parametrize("lower,higher", list(zip(PRECEDENCE, PRECEDENCE[1:])))
+@pytest.mark.parametrize("lower,higher", list(itertools.pairwise(PRECEDENCE)))
 def test_precedence_chain(lower: str, higher: str) -> None:
     a, b = Version.parse(lower), Version.parse(higher)
     assert a < b
