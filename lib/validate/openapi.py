@@ -241,14 +241,14 @@ class _Walk:
         for i, item in enumerate(value):
             if not isinstance(item, dict):
                 continue
+            # A missing key is caught by `required` (CRDs) or filled by server-side
+            # defaulting (built-in kinds, e.g. ports[].protocol); compare what is there.
             ident = {}
             for k in keys:
                 if k in item:
                     ident[k] = item[k]
                 elif "default" in resolve(props.get(k, {}), self.defs):
                     ident[k] = resolve(props[k], self.defs)["default"]
-                else:
-                    self.add(child(index(path, i), k), "Required value: a list-map key must be set")
             token = json.dumps(ident, sort_keys=True, default=str)
             if token in seen:
                 shown = ", ".join(f"{k}: {show(v)}" for k, v in ident.items())
