@@ -188,6 +188,10 @@ def _no_room(
 ) -> str:
     members = deployment.members()
     engine, member = members[i]
+    if engine.gang:
+        # A gang is judged whole: show the fill before any of its members.
+        first = next(k for k, (e, _) in enumerate(members) if e is engine)
+        pools, fits = pools[:first], fits[:first]
     # The fill the failing member saw: the earlier members already placed.
     base = {p: f.copy() for p, f in state.fills.items()}
     place_groups(base, [(p.pool, p.pods) for p in pod_groups(deployment, pools, fits)])
@@ -203,5 +207,8 @@ def _no_room(
         else:
             need = member.pods * engine.copies
             parts.append(f"pool {pool} has room for {fill.room(need, vec, False)} of {need} pods ({each} each)")
-    who = f"{engine.name}/{member.role}: " if len(members) > 1 else ""
+    if engine.gang:
+        who = f"{engine.name}: " if len(deployment.engines) > 1 else ""
+    else:
+        who = f"{engine.name}/{member.role}: " if len(members) > 1 else ""
     return who + ", ".join(parts)
