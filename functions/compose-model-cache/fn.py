@@ -1,0 +1,54 @@
+"""compose-model-cache: stage a model's weights once on every selected cluster.
+
+Recipe: read the ModelCache, require the InferenceClusters it selects, and
+per cluster compose a Namespace, an RWX PVC, an optional token Secret and a
+hydration Job (lib/cache). Status reports a phase per cluster; the cache is
+Ready when every matched cluster is.
+"""
+from modelplane import conditions as C
+from modelplane.cache.compose import Source, compose_cache
+from modelplane.cache.status import FAILED, NO_MATCHING_CLUSTERS, READY
+from modelplane.cache.targets import targets
+from modelplane.function import Composition
+from modelplane.schemas.model_cache import ModelCache
+from modelplane.xr import parse
+
+CLUSTERS = "clusters"
+
+
+def compose(c: Composition) -> None:
+    mc = parse(ModelCache, c.xr)
+    selector = (mc.spec.clusterSelector.matchLabels if mc.spec.clusterSelector else None) or {}
+    c.require(CLUSTERS, "modelplane.ai/v1alpha1", "InferenceCluster", match_labels=selector)
+
+    clusters = c.required(CLUSTERS)
+    if clusters is None:
+        # Not fetched yet: keep every child (seeded) and the status we published last.
+        previous = c.xr.get("status") or {}
+        c.set_status(**{k: previous[k] for k in ("clusters", "readyClusters") if k in previous})
+        c.condition(C.HYDRATED, "Unknown", C.WAITING_FOR_INPUTS, "waiting for the InferenceClusters to be fetched")
+        c.set_ready(False)
+        return
+
+    hf = mc.spec.source.huggingFace
+    token = hf.tokenSecretRef
+    source = Source(repo=hf.repo, revision=hf.revision or "main", size_gib=hf.sizeGiB,
+                    token_secret=token.name if token else None, token_key=(token.key if token else None) or "token")
+    result = compose_cache(c.name, c.namespace, source, targets(clusters), c.observed)
+    for name, (obj, ready) in result.desired.items():
+        c.desire(name, obj, ready=ready)
+    for name in result.drop:
+        c.drop(name)
+
+    c.set_status(clusters=result.clusters, readyClusters=sum(e["phase"] == READY for e in result.clusters))
+    ready = result.matched > 0 and result.matched_ready == result.matched
+    if ready:
+        c.condition(C.HYDRATED, True, C.AVAILABLE, f"weights ready on {result.matched} cluster(s)")
+    elif result.matched == 0:
+        c.condition(C.HYDRATED, False, NO_MATCHING_CLUSTERS, "no InferenceCluster matches spec.clusterSelector")
+    else:
+        waiting = [f"{e['name']}: {e['phase']}" + (f" ({e.get('message', '')})" if e["phase"] == FAILED else "")
+                   for e in result.clusters if e["phase"] != READY]
+        c.condition(C.HYDRATED, False, C.PROVISIONING,
+                    f"{result.matched_ready}/{result.matched} clusters ready; " + "; ".join(waiting))
+    c.set_ready(ready)

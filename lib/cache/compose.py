@@ -1,0 +1,102 @@
+"""One ModelCache, composed: the objects per cluster and the status they imply.
+
+``compose_cache`` is pure: it takes the parsed spec, the matched clusters
+and the observed children, and returns what to desire, what to drop and the
+status entries. Nothing is lost: a cluster that is not listed (briefly gone,
+or no longer selected) keeps its observed objects untouched and stays in
+the status with a message; only objects the current spec no longer wants on
+a listed cluster (an old revision's Job, a removed token) are dropped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from modelplane import labels as L
+from modelplane.naming import cache_pvc_name
+from modelplane.objects import remote_status
+
+from . import hydrate
+from .status import PENDING, READY, entry, phase
+from .targets import Target
+
+
+@dataclass(frozen=True)
+class Source:
+    repo: str
+    revision: str
+    size_gib: int
+    token_secret: str | None = None
+    token_key: str = "token"
+
+
+@dataclass
+class Result:
+    desired: dict[str, tuple[dict, bool]] = field(default_factory=dict)  # name -> (object, ready)
+    drop: list[str] = field(default_factory=list)
+    clusters: list[dict] = field(default_factory=list)
+    matched_ready: int = 0
+    matched: int = 0
+
+
+def _by_cluster(observed: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """Observed children grouped by their modelplane.ai/cluster label."""
+    out: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for name, obj in sorted(observed.items()):
+        cluster = ((obj.get("metadata") or {}).get("labels") or {}).get(L.CLUSTER)
+        if cluster:
+            out.setdefault(cluster, {})[name] = obj
+    return out
+
+
+def _observed_phase(children: Mapping[str, Mapping[str, Any]], job_name: str | None) -> tuple[str, str] | None:
+    """The phase an already-composed cluster reports (None when nothing was composed)."""
+    jobs = [n for n in children if n.startswith("job-")]
+    if not jobs:
+        return None
+    job = children[job_name] if job_name in children else children[sorted(jobs)[-1]]
+    pvcs = [o for n, o in children.items() if n.startswith("pvc-")]
+    return phase(remote_status(job), remote_status(pvcs[0]) if pvcs else {})
+
+
+def compose_cache(cache: str, namespace: str, source: Source, targets: list[Target],
+                  observed: Mapping[str, Mapping[str, Any]]) -> Result:
+    out = Result()
+    pvc_name = cache_pvc_name(cache)
+    children = _by_cluster(observed)
+    listed = {t.name for t in targets}
+    for t in targets:
+        out.matched += 1
+        names = hydrate.resource_names(t.name, source.repo, source.revision)
+        mine = children.get(t.name, {})
+        if t.missing:
+            # Keep whatever is there (the runtime seeded it); report what is missing.
+            seen = _observed_phase(mine, names["job"])
+            ph, msg = (seen[0], f"{t.missing}; keeping the cache already composed") if seen else (PENDING, t.missing)
+            out.clusters.append(entry(t.name, ph, msg, pvc_name, t.storage_class))
+            out.matched_ready += ph == READY
+            continue
+        pc = t.provider_config
+        want = {
+            names["namespace"]: hydrate.namespace_object(cache, namespace, t.name, pc),
+            names["pvc"]: hydrate.pvc_object(cache, namespace, t.name, pc, t.storage_class, source.size_gib),
+            names["job"]: hydrate.job_object(cache, namespace, t.name, pc, source.repo, source.revision,
+                                             token=source.token_secret is not None),
+        }
+        if source.token_secret is not None:
+            want[names["token"]] = hydrate.token_object(cache, namespace, t.name, pc,
+                                                        source.token_secret, source.token_key)
+        job_status = remote_status(mine.get(names["job"]))
+        ph, msg = phase(job_status, remote_status(mine.get(names["pvc"])))
+        for name, obj in sorted(want.items()):
+            ready = ph == READY if name == names["job"] else None
+            out.desired[name] = (obj, ready)
+        out.drop += sorted(n for n in mine if n not in want)
+        out.clusters.append(entry(t.name, ph, msg, pvc_name, t.storage_class))
+        out.matched_ready += ph == READY
+    for cluster in sorted(set(children) - listed):
+        seen = _observed_phase(children[cluster], None) or (PENDING, "")
+        msg = f"InferenceCluster {cluster} is not listed (gone or no longer selected); keeping its cache"
+        out.clusters.append(entry(cluster, seen[0], msg, pvc_name, ""))
+    out.clusters.sort(key=lambda e: e["name"])
+    return out

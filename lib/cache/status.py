@@ -1,0 +1,53 @@
+"""Per-cluster cache phase, read from the observed remote Job and PVC.
+
+    Failed     the Job's Failed condition is True (its message is reported)
+    Ready      the Job is Complete (condition, or succeeded >= 1)
+    Hydrating  the Job has an active pod
+    Pending    everything else: not composed yet, PVC not Bound, Job not started
+
+A Failed Job is not retried by us (its backoffLimit is spent): the Job's
+name carries a hash of repo@revision, so fixing the source composes a new Job.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+PENDING = "Pending"
+HYDRATING = "Hydrating"
+READY = "Ready"
+FAILED = "Failed"
+
+# Condition reason (lib/conditions.py has no such reason yet).
+NO_MATCHING_CLUSTERS = "NoMatchingClusters"
+
+
+def _condition(status: Mapping[str, Any], typ: str) -> Mapping[str, Any] | None:
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == typ and cond.get("status") == "True":
+            return cond
+    return None
+
+
+def phase(job: Mapping[str, Any], pvc: Mapping[str, Any]) -> tuple[str, str]:
+    """(phase, message) from the remote Job and PVC statuses (empty when unknown)."""
+    failed = _condition(job, "Failed")
+    if failed is not None:
+        why = failed.get("message") or failed.get("reason") or "the hydration Job failed"
+        return FAILED, f"{why}; fix spec.source (repo, revision, token): a new revision composes a new Job"
+    if _condition(job, "Complete") is not None or int(job.get("succeeded") or 0) >= 1:
+        return READY, "weights hydrated"
+    if int(job.get("active") or 0) >= 1:
+        return HYDRATING, "downloading weights"
+    if pvc.get("phase") != "Bound":
+        return PENDING, "waiting for the PVC to bind (a WaitForFirstConsumer class binds when the Job starts)"
+    return PENDING, "waiting for the hydration Job to start"
+
+
+def entry(cluster: str, phase_: str, message: str, pvc_name: str, storage_class: str) -> dict:
+    """One ``status.clusters[]`` item (docs/contracts.md)."""
+    out = {"name": cluster, "phase": phase_, "pvcName": pvc_name}
+    if storage_class:
+        out["storageClassName"] = storage_class
+    if message:
+        out["message"] = message
+    return out
