@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from modelplane import paths
 
 VERSION = "v1alpha1"

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from modelplane import paths
 
 FUNCTIONS = (

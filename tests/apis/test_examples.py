@@ -5,8 +5,8 @@ from __future__ import annotations
 import collections
 
 import pytest
-
 from modelplane import paths
+
 from tests.apis import files
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from modelplane import paths
+
 from tests.apis import files
 
 CRD_OF = {
