@@ -1,0 +1,104 @@
+"""Where a cluster comes from: one ``Source`` per ``spec.cluster.source``.
+
+GKE, EKS and Existing differ as data: which managed resources make the
+cluster and its node pools, where the kubeconfig lands, which StorageClass
+the model cache uses, and a few stack values. Everything after that (the
+provider configs, the stack, the gateway, deletion ordering, status) is
+written once, in ``cluster``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from modelplane.errors import InputError
+from modelplane.naming import dns_label
+from modelplane.platform.common import DEFAULT_KUBERNETES, MIN_KUBERNETES, NAMESPACE
+
+
+@dataclass(frozen=True)
+class Target:
+    """One InferenceCluster as the cloud builders see it."""
+
+    name: str
+    block: Mapping[str, Any]          # spec.cluster.<gke|eks|existing>, defaults applied
+    block_field: str                  # "spec.cluster.gke" for error messages
+    labels: Mapping[str, str]
+
+    def key_name(self, *parts: object) -> str:
+        """metadata.name of a child: the cluster name plus ``parts``, as a DNS label."""
+        return dns_label(self.name, *parts)
+
+    @property
+    def kubeconfig_secret(self) -> str:
+        return dns_label(self.name, "kubeconfig")
+
+    @property
+    def cloud_provider_config(self) -> str:
+        return (self.block.get("credentials") or {}).get("providerConfigName") or "default"
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One spec.nodePools entry with its class's provisioning block for this cloud."""
+
+    index: int
+    name: str
+    class_name: str
+    node_count: int
+    min_nodes: int | None
+    max_nodes: int | None
+    zones: tuple[str, ...]
+    provisioning: Mapping[str, Any] | None
+
+    @property
+    def field(self) -> str:
+        return f"spec.nodePools[{self.index}]"
+
+
+@dataclass(frozen=True)
+class Source:
+    """How one cluster source provisions, connects and stores."""
+
+    name: str                                              # GKE | EKS | Existing
+    block: str                                             # gke | eks | existing
+    provisioning: str | None                               # InferenceClass spec.provisioning.<key>; None = nothing to provision
+    infra: Callable[[Target], dict[str, dict]]             # composition-resource-name -> resource
+    pool: Callable[[Target, Pool], dict] | None            # the node pool resource
+    kubeconfig: Callable[[Target], dict[str, str]]         # Secret {namespace, name, key}
+    cluster_key: str | None = None                         # the resource whose Ready means "cluster up"
+    extra: Callable[[Target, str], dict[str, dict]] | None = None   # remote objects of this cloud (by provider config)
+    stack_values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def pool_key(self, pool_name: str) -> str:
+        return f"nodepool-{pool_name}"
+
+
+def connection_secret(t: Target) -> dict[str, str]:
+    """The kubeconfig a provisioned cluster writes (key ``kubeconfig``, like upjet)."""
+    return {"namespace": NAMESPACE, "name": t.kubeconfig_secret, "key": "kubeconfig"}
+
+
+def kubernetes_version(t: Target) -> str:
+    """spec.cluster.<source>.kubernetesVersion, checked to be DRA-capable (>= 1.34)."""
+    version = str(t.block.get("kubernetesVersion") or DEFAULT_KUBERNETES)
+    m = re.match(r"^v?(\d+)\.(\d+)(?:$|[.\-+])", version)
+    if not m:
+        raise InputError(f"{t.block_field}.kubernetesVersion",
+                         f"{version!r} is not a Kubernetes version; write MAJOR.MINOR such as {DEFAULT_KUBERNETES}")
+    if (int(m.group(1)), int(m.group(2))) < MIN_KUBERNETES:
+        low = ".".join(str(p) for p in MIN_KUBERNETES)
+        raise InputError(f"{t.block_field}.kubernetesVersion",
+                         f"{version} has no Dynamic Resource Allocation; use {low} or newer (default {DEFAULT_KUBERNETES})")
+    return version
+
+
+def provisioning_for(source: Source, pool: Pool) -> Mapping[str, Any]:
+    """The class's provisioning block for this cloud, or an InputError naming the pool's class."""
+    if not pool.provisioning:
+        raise InputError(f"{pool.field}.class",
+                         f"InferenceClass {pool.class_name!r} has no provisioning.{source.provisioning} block, "
+                         f"so a {source.name} cluster cannot create its nodes; pick a class with "
+                         f"provisioning.{source.provisioning} or add one to the class")
+    return pool.provisioning

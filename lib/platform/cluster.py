@@ -1,0 +1,248 @@
+"""compose-inference-cluster, step by step.
+
+``fn.py`` calls these in order: ``read`` the XR into a ``Plan``, ``require``
+the classes and replicas, compose the ``cloud`` (cluster and node pools),
+``access`` (provider configs), the ``stack`` (Releases, gateway, cloud
+extras, deletion order), then ``report`` status, conditions and readiness.
+
+What is never lost: a pool whose class is not fetched yet, or does not exist
+(yet), keeps whatever was composed for it; only pools removed from the spec
+and stack components switched off are dropped, because the user asked.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from modelplane import conditions as cond
+from modelplane import labels
+from modelplane.errors import InputError
+from modelplane.function import Composition, is_ready
+from modelplane.naming import dns_label
+from modelplane.objects import remote_namespace, remote_object, remote_status
+from modelplane.platform import eks, existing, gateway, gke, pools, stack
+from modelplane.platform.clouds import Pool, Source, Target
+from modelplane.platform.common import GATEWAY_READY, NAMESPACE, cluster_labels
+from modelplane.schemas.inference_cluster import InferenceCluster
+from modelplane.xr import parse
+
+SOURCES: dict[str, Source] = {s.name: s for s in (gke.SOURCE, eks.SOURCE, existing.SOURCE)}
+
+CLASS_API, CLASS_KIND = "modelplane.ai/v1alpha1", "InferenceClass"
+REPLICA_API, REPLICA_KIND = "modelplane.ai/v1alpha1", "ModelReplica"
+REPLICAS = "modelreplicas"
+PROVIDER_CONFIGS = {
+    "providerconfig-kubernetes": "kubernetes.m.crossplane.io/v1alpha1",
+    "providerconfig-helm": "helm.m.crossplane.io/v1beta1",
+}
+USAGE_API = "protection.crossplane.io/v1beta1"
+# Remote objects every cluster gets, next to the Releases.
+GATEWAY_KEYS = ("gateway-namespace", "gatewayclass", "gateway")
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    spec: Mapping[str, Any]
+    source: Source
+    target: Target
+    labels: Mapping[str, str]
+
+    @property
+    def provider_config(self) -> str:
+        """kubernetes.m and helm.m ClusterProviderConfig name: the cluster's own."""
+        return self.name
+
+    @property
+    def storage_class(self) -> str:
+        return (self.target.block.get("cache") or {}).get("storageClassName") or ""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    classes: Mapping[str, Mapping[str, Any] | None]   # name -> spec; absent key = not fetched; None = does not exist
+    replicas: list[dict] | None                        # None = not fetched
+
+
+def read(c: Composition) -> Plan:
+    xr = parse(InferenceCluster, c.xr)
+    spec = xr.spec.model_dump(by_alias=True, exclude_none=True)
+    source = SOURCES[spec["cluster"]["source"]]
+    block = spec["cluster"].get(source.block)
+    if block is None:
+        raise InputError(f"spec.cluster.{source.block}",
+                         f"source {source.name} needs the {source.block} block; add spec.cluster.{source.block}")
+    lbls = cluster_labels(c.name, c.function)
+    target = Target(c.name, block, f"spec.cluster.{source.block}", lbls)
+    return Plan(c.name, spec, source, target, lbls)
+
+
+def require(c: Composition, plan: Plan) -> Inputs:
+    """Ask for every class the pools name and every replica placed here (on every call)."""
+    classes: dict[str, Mapping[str, Any] | None] = {}
+    for name in sorted({p["class"] for p in plan.spec["nodePools"]}):
+        key = f"class-{name}"
+        c.require(key, CLASS_API, CLASS_KIND, match_name=name)
+        got = c.required(key)
+        if got is not None:
+            classes[name] = (got[0].get("spec") or {}) if got else None
+    c.require(REPLICAS, REPLICA_API, REPLICA_KIND, match_labels={labels.CLUSTER: plan.name})
+    return Inputs(classes, c.required(REPLICAS))
+
+
+def _pools(plan: Plan, inputs: Inputs) -> list[Pool]:
+    out = []
+    for i, p in enumerate(plan.spec["nodePools"]):
+        cls = inputs.classes.get(p["class"])
+        prov = ((cls or {}).get("provisioning") or {}).get(plan.source.provisioning or "")
+        out.append(Pool(i, p["name"], p["class"], p["nodeCount"], p.get("minNodeCount"), p.get("maxNodeCount"),
+                        tuple(p.get("zones") or ()), prov or None))
+    return out
+
+
+def cloud(c: Composition, plan: Plan, inputs: Inputs) -> list[tuple[str, str, int]]:
+    """Cluster and node pools; returns (pool, class, usable nodes) in spec order."""
+    src = plan.source
+    for key, obj in sorted(src.infra(plan.target).items()):
+        c.desire(key, obj)
+    wanted = set()
+    rows = []
+    for p in _pools(plan, inputs):
+        if src.pool is None:
+            rows.append((p.name, p.class_name, p.node_count))
+            continue
+        key = src.pool_key(p.name)
+        wanted.add(key)
+        # Only a fetched, existing class composes; otherwise the seed keeps what was there.
+        if inputs.classes.get(p.class_name) is not None:
+            c.desire(key, src.pool(plan.target, p))
+        rows.append((p.name, p.class_name, p.node_count if is_ready(c.observed.get(key)) else 0))
+    for key in sorted(c.observed):
+        if key.startswith("nodepool-") and key not in wanted:
+            c.drop(key)  # removed from spec.nodePools
+    return rows
+
+
+def access(c: Composition, plan: Plan) -> None:
+    """The provider configs remote objects and Releases use, reading the cluster's kubeconfig."""
+    secret = plan.source.kubeconfig(plan.target)
+    for key, api in PROVIDER_CONFIGS.items():
+        c.desire(key, {
+            "apiVersion": api, "kind": "ClusterProviderConfig",
+            "metadata": {"name": plan.provider_config, "labels": dict(sorted(plan.labels.items()))},
+            "spec": {"credentials": {"source": "Secret", "secretRef": dict(secret)}},
+        }, ready=True)  # provider configs report no conditions
+
+
+def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:
+    """Releases, the in-cluster gateway and cloud extras; returns the remote users' keys."""
+    releases, disabled = stack.releases(plan.name, plan.provider_config, plan.spec.get("stack") or {},
+                                        plan.source.stack_values, plan.labels)
+    for key in disabled:
+        c.drop(key)
+        c.drop(f"usage-{key}")
+    users = dict(releases)
+    pc, t = plan.provider_config, plan.target
+    users["gateway-namespace"] = remote_namespace(t.key_name("ns", NAMESPACE), pc, NAMESPACE, NAMESPACE,
+                                                  labels=plan.labels)
+    users["gatewayclass"] = remote_object(t.key_name("gatewayclass"), gateway.gateway_class(), pc,
+                                          namespace=NAMESPACE, labels=plan.labels)
+    users["gateway"] = remote_object(t.key_name("gateway"), gateway.gateway(), pc,
+                                     namespace=NAMESPACE, labels=plan.labels)
+    if plan.source.extra:
+        users.update(plan.source.extra(t, pc))
+    for key, obj in sorted(users.items()):
+        c.desire(key, obj)
+    _usages(c, plan, users)
+    return sorted(users)
+
+
+def _usages(c: Composition, plan: Plan, users: Mapping[str, dict]) -> None:
+    """Block deleting the cloud cluster until everything installed on it is gone."""
+    key = plan.source.cluster_key
+    of = c.desired(key) if key else None
+    if of is None:
+        return
+    for user_key, user in sorted(users.items()):
+        ref = lambda o: {"apiVersion": o["apiVersion"], "kind": o["kind"],  # noqa: E731
+                         "resourceRef": {"name": o["metadata"]["name"]}}
+        c.desire(f"usage-{user_key}", {
+            "apiVersion": USAGE_API, "kind": "Usage",
+            "metadata": {"name": dns_label(user["metadata"]["name"], "usage"), "namespace": NAMESPACE,
+                         "labels": dict(sorted(plan.labels.items()))},
+            "spec": {"of": ref(of), "by": ref(user), "replayDeletion": True},
+        }, ready=True)  # a Usage only guards deletion; it has nothing to become ready
+
+
+def report(c: Composition, plan: Plan, inputs: Inputs, rows: list[tuple[str, str, int]], users: list[str]) -> None:
+    """status (contracts.md), conditions that say what is pending, composite readiness."""
+    if inputs.replicas is None:
+        allocs = pools.previous_allocations(c.xr.get("status") or {})
+    else:
+        allocs = pools.allocations(inputs.replicas)
+    gw_address = gateway.address(remote_status(c.observed.get("gateway")))
+    c.set_status(
+        providerConfigName=plan.provider_config,
+        gateway={"address": gw_address, **gateway.ref()} if gw_address else gateway.ref(),
+        cache={"storageClassName": plan.storage_class},
+        pools=pools.status(rows, allocs),
+    )
+    _inputs_condition(c, plan, inputs)
+    provisioned = _provisioned_condition(c, plan)
+    stack_ok = _stack_condition(c, plan, users)
+    gw_ok = bool(gw_address) and is_ready(c.observed.get("gateway"))
+    if gw_ok:
+        c.condition(GATEWAY_READY, True, cond.AVAILABLE, f"gateway modelplane/{NAMESPACE} at {gw_address}")
+    else:
+        c.condition(GATEWAY_READY, False, cond.CREATING,
+                    f"cluster {plan.name}: waiting for Gateway {NAMESPACE}/modelplane to be ready with an address")
+    c.set_ready(provisioned and stack_ok and gw_ok)
+
+
+def _inputs_condition(c: Composition, plan: Plan, inputs: Inputs) -> None:
+    waiting = [f"InferenceClass {n}" for n in sorted({p["class"] for p in plan.spec["nodePools"]})
+               if n not in inputs.classes]
+    if inputs.replicas is None:
+        waiting.append(f"ModelReplicas placed on {plan.name}")
+    missing = [f"InferenceClass {p['class']!r} named by spec.nodePools[{i}].class (pool {p['name']})"
+               for i, p in enumerate(plan.spec["nodePools"])
+               if p["class"] in inputs.classes and inputs.classes[p["class"]] is None]
+    if waiting:
+        c.condition(cond.SYNCED_INPUTS, False, cond.WAITING_FOR_INPUTS,
+                    f"waiting for {', '.join(waiting)}; keeping what is already composed")
+    elif missing:
+        c.condition(cond.SYNCED_INPUTS, False, cond.NOT_FOUND,
+                    f"{'; '.join(missing)} does not exist; the pool is composed once the class is created")
+    else:
+        c.condition(cond.SYNCED_INPUTS, True, cond.INPUTS_RESOLVED, "every InferenceClass and ModelReplica read")
+
+
+def _provisioned_condition(c: Composition, plan: Plan) -> bool:
+    src = plan.source
+    if src.cluster_key is None:
+        c.condition(cond.PROVISIONED, True, cond.AVAILABLE, f"cluster {plan.name}: existing cluster, nothing to provision")
+        return True
+    cluster_obj = c.desired(src.cluster_key) or {}
+    if not is_ready(c.observed.get(src.cluster_key)):
+        c.condition(cond.PROVISIONED, False, cond.PROVISIONING,
+                    f"cluster {plan.name}: waiting for {cluster_obj.get('kind', 'cluster')} to become Ready")
+        return False
+    pending = [p["name"] for p in plan.spec["nodePools"] if not is_ready(c.observed.get(src.pool_key(p["name"])))]
+    if pending:
+        c.condition(cond.PROVISIONED, False, cond.PROVISIONING,
+                    f"cluster {plan.name}: waiting for node pools {', '.join(pending)} to become Ready")
+        return False
+    c.condition(cond.PROVISIONED, True, cond.AVAILABLE,
+                f"cluster {plan.name}: cluster and {len(plan.spec['nodePools'])} node pool(s) ready")
+    return True
+
+
+def _stack_condition(c: Composition, plan: Plan, users: list[str]) -> bool:
+    releases = [k for k in users if k.startswith("release-")]
+    pending = [k.removeprefix("release-") for k in releases if not is_ready(c.observed.get(k))]
+    if pending:
+        c.condition(cond.STACK_READY, False, cond.CREATING,
+                    f"cluster {plan.name}: waiting for releases {', '.join(pending)} to become Ready")
+        return False
+    c.condition(cond.STACK_READY, True, cond.AVAILABLE, f"cluster {plan.name}: {len(releases)} release(s) ready")
+    return True
