@@ -52,7 +52,7 @@ def _crd_kinds(crd: dict, source: str, origin: str) -> list[KindSchema]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_crd_file(path: str, mtime: float) -> tuple[KindSchema, ...]:
     out: list[KindSchema] = []
     for doc in manifests.load_file(Path(path)):
@@ -65,7 +65,7 @@ def _head(path: Path) -> dict | None:
     """group/kind of a CRD file from its head, without parsing the schemas."""
     with path.open(encoding="utf-8") as f:
         text = f.read(32768)
-    cut = re.search(r"^  versions:", text, re.M)
+    cut = re.search(r"^  versions:", text, re.MULTILINE)
     try:
         head = manifests.load_text(text[: cut.start()] if cut else "")
     except Exception:  # noqa: BLE001 - an odd layout falls back to a full parse
@@ -76,7 +76,7 @@ def _head(path: Path) -> dict | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_swagger(path: str, mtime: float) -> tuple[dict, dict[tuple[str, str], str]]:
     with open(path, encoding="utf-8") as f:
         definitions = json.load(f)["definitions"]

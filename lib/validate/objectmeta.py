@@ -121,10 +121,9 @@ def check(meta: object, path: str = "metadata", *, api_version: str = "", kind: 
     if isinstance(name, str) and (why := name_rule(name)):
         out.append(Problem(child(path, "name"), f"Invalid value: {show(name)}: {why}"))
     generate = meta.get("generateName")
-    if isinstance(generate, str) and generate:
-        # The server appends 5 random characters; check the result shape.
-        if why := name_rule(generate.rstrip("-") or "x"):
-            out.append(Problem(child(path, "generateName"), f"Invalid value: {show(generate)}: {why}"))
+    # The server appends 5 random characters to generateName; check the prefix's shape.
+    if isinstance(generate, str) and generate and (why := name_rule(generate.rstrip("-") or "x")):
+        out.append(Problem(child(path, "generateName"), f"Invalid value: {show(generate)}: {why}"))
     namespace = meta.get("namespace")
     if isinstance(namespace, str) and namespace and (why := dns1123_label(namespace)):
         out.append(Problem(child(path, "namespace"), f"Invalid value: {show(namespace)}: {why}"))

@@ -27,8 +27,8 @@ import copy
 import datetime
 import functools
 import ipaddress
-import re
 import json
+import re
 import uuid
 from collections.abc import Mapping
 from typing import Any

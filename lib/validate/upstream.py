@@ -26,8 +26,9 @@ SWAGGER_RELEASE = "release-1.36"
 class UpstreamSchemas:
     """Schemas of every upstream kind under one CRD folder."""
 
-    def __init__(self, schemas: SchemaSet) -> None:
+    def __init__(self, schemas: SchemaSet, root: Path | str = "") -> None:
         self.schemas = schemas
+        self.root = str(root)
 
     @classmethod
     def load(cls, crds: Path | str | None = None) -> UpstreamSchemas:
@@ -47,8 +48,8 @@ class UpstreamSchemas:
             return ["apiVersion and kind are required strings"]
         ks = self.lookup(api_version, kind)
         if ks is None:
-            return [f"could not find CRD/XRD for: {api_version}, Kind={kind} "
-                    f"(no upstream schema under {paths.crds_dir()}; check apiVersion and kind)"]
+            return [(f"could not find CRD/XRD for: {api_version}, Kind={kind} "
+                     f"(no upstream schema under {self.root}; check apiVersion and kind)")]
         return [str(p) for p in engine.check(obj, ks, self.lookup)]
 
 
@@ -64,7 +65,7 @@ def _load(crds: str) -> UpstreamSchemas:
     swagger = root / "kubernetes-openapi" / SWAGGER_RELEASE / "swagger.json"
     if swagger.is_file():
         s.add_swagger(swagger)
-    return UpstreamSchemas(s)
+    return UpstreamSchemas(s, root)
 
 
 def assert_valid(obj: Any, schemas: UpstreamSchemas | None = None) -> None:

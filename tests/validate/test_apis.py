@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from modelplane import paths
 from modelplane.validate import Validator, check_xrd, manifests, to_crd
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from modelplane.validate import cli
 
 from .xrds import widget, xrd
@@ -48,10 +47,10 @@ CASES = [
         "[✓] v1, Kind=ConfigMap, team/c validated successfully",
         "Total 2 resources: 0 missing schemas, 2 success cases, 0 failure cases"]),
     Case("failure", [widget({"size": 0, "extra": 1})], 1, [
-        '[x] schema validation error example.org/v1, Kind=Widget, team/w : spec.extra: unknown field "extra" '
-        "(in {file})",
-        "[x] schema validation error example.org/v1, Kind=Widget, team/w : spec.size: Invalid value: 0: "
-        "should be greater than or equal to 1 (in {file})",
+        ('[x] schema validation error example.org/v1, Kind=Widget, team/w : spec.extra: unknown field "extra" '
+        "(in {file})"),
+        ("[x] schema validation error example.org/v1, Kind=Widget, team/w : spec.size: Invalid value: 0: "
+        "should be greater than or equal to 1 (in {file})"),
         "Total 1 resources: 0 missing schemas, 0 success cases, 1 failure cases"]),
     Case("missing schema", [{"apiVersion": "example.org/v1", "kind": "Thing", "metadata": {"name": "t"}}], 0, [
         "[!] could not find CRD/XRD for: example.org/v1, Kind=Thing (in {file})",

@@ -5,7 +5,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-
 from modelplane.validate import openapi
 
 

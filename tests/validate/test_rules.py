@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-
 from modelplane.validate import Validator, check_xrd, rules
 
 from .xrds import widget, xrd

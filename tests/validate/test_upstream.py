@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from modelplane.validate.upstream import UpstreamSchemas, assert_valid
 
 

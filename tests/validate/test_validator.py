@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-
 from modelplane.validate import Finding, Validator
 
 from .xrds import crd, widget, xrd
