@@ -1,0 +1,17 @@
+"""compose-inference-gateway: Envoy Gateway and the ``modelplane`` Gateway on the control plane.
+
+Recipe (API.md, "InferenceGateway"): read the XR, install Envoy Gateway with
+its Backend API, compose the GatewayClass and Gateway ModelServices attach
+their HTTPRoutes to, add MetalLB when the load balancer is MetalLB, then
+publish the Gateway's address.
+"""
+from modelplane.function import Composition
+from modelplane.platform import control_plane
+
+
+def compose(c: Composition) -> None:
+    spec = control_plane.read(c)
+    lbls = control_plane.gateway_labels(c)
+    control_plane.compose_envoy(c, spec, lbls)
+    control_plane.compose_metallb(c, spec, lbls)
+    control_plane.report(c)
