@@ -1,0 +1,298 @@
+"""What compose-model-deployment reads, as the scheduler's dataclasses.
+
+Requirements (asked on every call, so the requirements loop settles):
+
+- ``clusters``: InferenceClusters matching ``spec.clusterSelector`` (all
+  when unset); cluster-scoped,
+- ``classes``: every InferenceClass,
+- ``cache``: the deployment's ModelCache, by name, in the deployment's own
+  namespace only (tenancy: another team's cache is never seen).
+
+Clusters are the big input (1,000 clusters x pools x allocations), so they
+are read field by field from the protobuf Structs: only the fields the
+scheduler and the ModelReplica need are touched and no dict of the whole
+object is ever built. Classes and the cache are few and small and go
+through plain dicts.
+
+Capacity: a pool's allocations list every ModelReplica on it, ours
+included; ours are skipped here (the scheduler accounts for this
+deployment's replicas from its own observed ModelReplicas, at their own
+admission keys).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from google.protobuf import struct_pb2
+
+from modelplane.cel import Device, DeviceError
+from modelplane.function import Composition
+from modelplane.scheduler import (
+    DRA,
+    WORKER,
+    Allocation,
+    ClassDevice,
+    Cluster,
+    Current,
+    Deployment,
+    DeviceRequest,
+    Engine,
+    InferenceClass,
+    Member,
+    PodGroup,
+    Pool,
+    Taint,
+    Toleration,
+)
+from modelplane.schemas.model_deployment import ModelDeployment
+
+API = "modelplane.ai/v1alpha1"
+CLUSTERS = "clusters"
+CLASSES = "classes"
+CACHE = "cache"
+REPLICA_KIND = "ModelReplica"
+
+
+def require(c: Composition, md: ModelDeployment) -> None:
+    """Ask for every input; call on every invocation."""
+    selector = (md.spec.clusterSelector.matchLabels if md.spec.clusterSelector else None) or {}
+    c.require(CLUSTERS, API, "InferenceCluster", match_labels=selector)
+    c.require(CLASSES, API, "InferenceClass", match_labels={})
+    if md.spec.modelCacheRef is not None:
+        c.require(CACHE, API, "ModelCache", match_name=md.spec.modelCacheRef.name, namespace=c.namespace)
+
+
+def not_fetched(c: Composition, md: ModelDeployment) -> list[str]:
+    """Human names of the inputs Crossplane has not fetched yet."""
+    out = []
+    if c.required_structs(CLUSTERS) is None:
+        out.append("InferenceClusters")
+    if c.required_structs(CLASSES) is None:
+        out.append("InferenceClasses")
+    if md.spec.modelCacheRef is not None and c.required_structs(CACHE) is None:
+        out.append(f"ModelCache {md.spec.modelCacheRef.name}")
+    return out
+
+
+# --- the deployment ----------------------------------------------------------
+
+
+def deployment(md: ModelDeployment, xr: Mapping[str, Any]) -> Deployment:
+    meta = xr.get("metadata") or {}
+    spec = md.spec
+    engines = []
+    for e in spec.engines:
+        members = []
+        for m in e.members:
+            devices = tuple(
+                DeviceRequest(name=d.name, count=d.count or 1, selectors=tuple(s.cel for s in d.selectors or ()))
+                for d in (m.nodeSelector.devices if m.nodeSelector else ())
+            )
+            pods = m.worker.nodes if m.role == WORKER and m.worker else 1
+            members.append(Member(role=m.role, pods=pods, devices=devices))
+        engines.append(Engine(name=e.name, copies=e.copies or 1, phase=e.phase, members=tuple(members)))
+    return Deployment(
+        namespace=meta.get("namespace", ""),
+        name=meta.get("name", ""),
+        # Absent under `crossplane render`; the admission key then starts with "".
+        created=meta.get("creationTimestamp") or "",
+        replicas=spec.replicas if spec.replicas is not None else 1,
+        cluster_selector=dict((spec.clusterSelector.matchLabels if spec.clusterSelector else None) or {}),
+        tolerations=tuple(
+            Toleration(key=t.key or "", operator=t.operator or "Equal", value=t.value or "", effect=t.effect or "")
+            for t in spec.tolerations or ()
+        ),
+        serving_mode=(spec.serving.mode if spec.serving and spec.serving.mode else "Unified"),
+        cache=spec.modelCacheRef.name if spec.modelCacheRef else None,
+        engines=tuple(engines),
+    )
+
+
+# --- clusters, straight from Structs -----------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """What a ModelReplica needs to know about its cluster (spec.cluster)."""
+
+    provider_config: str
+    gateway: Mapping[str, str] = field(default_factory=dict)
+
+
+def _get(s: struct_pb2.Struct, key: str) -> struct_pb2.Value | None:
+    return s.fields[key] if key in s.fields else None
+
+
+def _struct(s: struct_pb2.Struct, key: str) -> struct_pb2.Struct | None:
+    v = _get(s, key)
+    return v.struct_value if v is not None and v.WhichOneof("kind") == "struct_value" else None
+
+
+def _list(s: struct_pb2.Struct | None, key: str) -> Iterable[struct_pb2.Value]:
+    if s is None:
+        return ()
+    v = _get(s, key)
+    return v.list_value.values if v is not None and v.WhichOneof("kind") == "list_value" else ()
+
+
+def _str(s: struct_pb2.Struct | None, key: str) -> str:
+    if s is None:
+        return ""
+    v = _get(s, key)
+    return v.string_value if v is not None and v.WhichOneof("kind") == "string_value" else ""
+
+
+def _int(s: struct_pb2.Struct, key: str, default: int = 0) -> int:
+    v = _get(s, key)
+    return int(v.number_value) if v is not None and v.WhichOneof("kind") == "number_value" else default
+
+
+def _strings(s: struct_pb2.Struct | None) -> dict[str, str]:
+    if s is None:
+        return {}
+    return {k: v.string_value for k, v in s.fields.items() if v.WhichOneof("kind") == "string_value"}
+
+
+def _ready(status: struct_pb2.Struct | None) -> tuple[bool, str]:
+    for v in _list(status, "conditions"):
+        cond = v.struct_value
+        if _str(cond, "type") == "Ready":
+            if _str(cond, "status") == "True":
+                return True, ""
+            return False, _str(cond, "reason") or _str(cond, "message")
+    return False, "no Ready condition yet"
+
+
+def _pods(alloc: struct_pb2.Struct) -> tuple[PodGroup, ...]:
+    out = []
+    for v in _list(alloc, "pods"):
+        g = v.struct_value
+        devices = _struct(g, "devices")
+        gang = _get(g, "gang")
+        out.append(PodGroup(
+            count=_int(g, "count"),
+            devices={k: int(d.number_value) for k, d in sorted(devices.fields.items())} if devices else {},
+            gang=bool(gang.bool_value) if gang is not None else False,
+        ))
+    return tuple(out)
+
+
+def read_cluster(s: struct_pb2.Struct, own: str) -> tuple[Cluster, ClusterInfo]:
+    """One InferenceCluster; ``own`` is this deployment's ``namespace/name``."""
+    meta = _struct(s, "metadata")
+    spec = _struct(s, "spec")
+    status = _struct(s, "status")
+    name = _str(meta, "name")
+    ready, why = _ready(status)
+    taints = tuple(
+        Taint(key=_str(t.struct_value, "key"), value=_str(t.struct_value, "value"),
+              effect=_str(t.struct_value, "effect") or "NoSchedule")
+        for t in _list(spec, "taints")
+    )
+    pools: tuple[Pool, ...] | None = None
+    if status is not None and _get(status, "pools") is not None:
+        pools = tuple(
+            Pool(
+                name=_str(p.struct_value, "name"),
+                class_name=_str(p.struct_value, "class"),
+                nodes=_int(p.struct_value, "nodes"),
+                allocations=tuple(
+                    Allocation(
+                        replica=_str(a.struct_value, "replica"),
+                        deployment=_str(a.struct_value, "deployment"),
+                        order=_str(a.struct_value, "order"),
+                        pods=_pods(a.struct_value),
+                    )
+                    for a in _list(p.struct_value, "allocations")
+                    if _str(a.struct_value, "deployment") != own
+                ),
+            )
+            for p in _list(status, "pools")
+        )
+    cluster = Cluster(name=name, labels=_strings(_struct(meta, "labels") if meta else None), ready=ready,
+                      not_ready_reason=why, taints=taints, pools=pools)
+    info = ClusterInfo(
+        provider_config=_str(status, "providerConfigName") or name,
+        gateway=_strings(_struct(status, "gateway") if status else None),
+    )
+    return cluster, info
+
+
+def read_clusters(structs: Iterable[struct_pb2.Struct], own: str) -> tuple[tuple[Cluster, ...], dict[str, ClusterInfo]]:
+    clusters = []
+    infos = {}
+    for s in structs:
+        cluster, info = read_cluster(s, own)
+        if cluster.name:
+            clusters.append(cluster)
+            infos[cluster.name] = info
+    return tuple(sorted(clusters, key=lambda c: c.name)), infos
+
+
+# --- classes and the cache ---------------------------------------------------
+
+
+def read_classes(items: Iterable[Mapping[str, Any]]) -> tuple[dict[str, InferenceClass], list[str]]:
+    """Classes by name, and a warning per class device that cannot be read
+    (that class is left out: the scheduler then reports it as not found)."""
+    classes: dict[str, InferenceClass] = {}
+    warnings = []
+    for obj in items:
+        name = (obj.get("metadata") or {}).get("name", "")
+        devices = []
+        try:
+            for d in (obj.get("spec") or {}).get("devices") or []:
+                claim = d.get("claim") or DRA
+                devices.append(ClassDevice(
+                    name=d.get("name", ""),
+                    device=Device.from_class_device(d),
+                    count=int(d.get("count") or 1),
+                    claim=claim,
+                    device_class_name=d.get("deviceClassName") if claim == DRA else None,
+                ))
+        except DeviceError as err:
+            warnings.append(f"InferenceClass {name} ignored: {err}")
+            continue
+        if name:
+            classes[name] = InferenceClass(name=name, devices=tuple(devices))
+    return dict(sorted(classes.items())), warnings
+
+
+@dataclass(frozen=True)
+class CacheView:
+    """The deployment's ModelCache as placement needs it."""
+
+    name: str
+    ready: Mapping[str, bool]  # cluster -> phase Ready
+    pvc: Mapping[str, str]  # cluster -> pvcName reported there
+    found: bool = True
+
+
+def read_cache(name: str, items: list[Mapping[str, Any]]) -> CacheView:
+    if not items:
+        return CacheView(name=name, ready={}, pvc={}, found=False)
+    entries = (items[0].get("status") or {}).get("clusters") or []
+    return CacheView(
+        name=name,
+        ready={e.get("name", ""): e.get("phase") == "Ready" for e in entries if e.get("name")},
+        pvc={e["name"]: e["pvcName"] for e in entries if e.get("name") and e.get("pvcName")},
+    )
+
+
+# --- this deployment's own replicas ------------------------------------------
+
+
+def read_current(observed: Mapping[str, Mapping[str, Any]]) -> list[Current]:
+    """Observed ModelReplicas as the scheduler's Current (members in engine order)."""
+    out = []
+    for obj in observed.values():
+        if obj.get("kind") != REPLICA_KIND:
+            continue
+        spec = obj.get("spec") or {}
+        cluster = (spec.get("cluster") or {}).get("name")
+        if cluster is None or not isinstance(spec.get("index"), int):
+            continue
+        pools = tuple(m.get("pool", "") for e in spec.get("engines") or [] for m in e.get("members") or [])
+        out.append(Current(index=spec["index"], cluster=cluster, pools=pools, order=spec.get("order") or ""))
+    return sorted(out, key=lambda c: (c.index, c.cluster))
