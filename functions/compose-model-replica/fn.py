@@ -1,0 +1,58 @@
+"""compose-model-replica: one serving instance on one workload cluster.
+
+Recipe: parse the replica, assemble its remote objects (lib/workloads), wrap
+each in a provider-kubernetes Object for the replica's cluster, add the team
+namespace and the replica route, then report readiness, url and rewritePath.
+"""
+from modelplane import conditions as C
+from modelplane.function import Composition
+from modelplane.naming import dns_label
+from modelplane.objects import remote_namespace, remote_object, remote_status
+from modelplane.schemas.model_replica import ModelReplica
+from modelplane.workloads import replica as R
+from modelplane.xr import parse
+
+
+def compose(c: Composition) -> None:
+    mr = parse(ModelReplica, c.xr)
+    provider = mr.spec.cluster.providerConfigName
+    labels = R.Replica(c.name, c.namespace, mr.spec.deployment, mr.spec.index, mr.spec.cluster.name,
+                       None).labels()
+
+    ns_name = dns_label(c.name, "namespace")
+    c.desire(ns_name, remote_namespace(ns_name, provider, c.namespace, c.namespace))
+
+    waiting = []
+    for child in R.assemble(mr, c.name, c.namespace):
+        obj = remote_object(child.name, child.manifest, provider, namespace=c.namespace, labels=labels,
+                            readiness="DeriveFromCelQuery" if child.ready_cel else "SuccessfulCreate")
+        if child.ready_cel:
+            obj["spec"]["readiness"]["celQuery"] = child.ready_cel
+            ready = R.workload_ready(child, remote_status(c.observed.get(child.name)))
+            if not ready:
+                waiting.append(child.manifest["metadata"]["name"])
+            c.desire(child.name, obj, ready=ready)
+        else:
+            c.desire(child.name, obj)
+
+    gateway = mr.spec.cluster.gateway
+    route_name = dns_label(c.name, "route")
+    if gateway and gateway.name and gateway.namespace:
+        manifest = R.route(c.name, c.namespace, {"name": gateway.name, "namespace": gateway.namespace},
+                           R.backend_refs(mr, c.name), labels)
+        c.desire(route_name, remote_object(route_name, manifest, provider, namespace=c.namespace,
+                                           labels=labels, readiness="SuccessfulCreate"))
+    else:
+        waiting.append("the cluster gateway (spec.cluster.gateway)")
+        c.condition(C.SYNCED_INPUTS, False, C.WAITING_FOR_INPUTS,
+                    "spec.cluster.gateway has no name/namespace yet; the replica route waits for it")
+
+    status = {"ready": not waiting, "rewritePath": R.rewrite_path(c.namespace, c.name)}
+    if gateway and gateway.address:
+        status["url"] = f"http://{gateway.address}"
+    c.set_status(**status)
+    if waiting:
+        c.condition(R.SERVING, False, C.CREATING, "waiting for " + ", ".join(sorted(waiting)))
+    else:
+        c.condition(R.SERVING, True, C.AVAILABLE, "every workload reports its replicas ready")
+    c.set_ready(not waiting)

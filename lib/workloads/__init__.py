@@ -1,0 +1,13 @@
+"""Remote workloads of a ModelReplica: pods, claims and the three serving shapes.
+
+``replica.assemble`` turns a parsed ModelReplica into the provider-kubernetes
+Objects that run it on its cluster; each module builds one shape:
+
+- ``pods``: the pod template of one member (engine container, env, cache,
+  /dev/shm, DRA claims, pool node selector, GPU toleration);
+- ``claims``: the ResourceClaimTemplate of a member's DRA devices;
+- ``standalone``: Deployment + Service for a Standalone engine;
+- ``gang``: LeaderWorkerSet + InferencePool + endpoint picker for a Leader/Worker engine;
+- ``disaggregated``: the llm-d prefill/decode shape over two engines;
+- ``replica``: assembling all of it, the replica route and the status.
+"""

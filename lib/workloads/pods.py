@@ -1,0 +1,133 @@
+"""The pod template of one member: what every Modelplane engine pod looks like.
+
+From the member's curated template (one container named ``engine``) a pod
+gets, and nothing more privileged:
+
+- the engine container verbatim, plus ``MODELPLANE_LEADER_ADDRESS`` first in
+  its env (so user variables can reference it with ``$(...)``);
+- the ModelCache PVC read-only at ``/mnt/models`` and ``--model=/mnt/models``
+  appended to args when the member has no ``command`` and no arg already names
+  a model (see ``names_model``); with a ``command`` nothing is injected;
+- ``/dev/shm`` as a memory-backed emptyDir (``sizeLimit`` = ``shmSize``);
+- DRA claims through the member's ResourceClaimTemplate;
+- the pool node selector and a toleration for the GPU taint.
+
+No securityContext, host namespaces or hostPath are ever set.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from modelplane import labels as L
+
+ENGINE = "engine"
+MODELS_MOUNT = "/mnt/models"
+DEFAULT_PORT = 8000
+CLAIM_NAME = "devices"
+LEADER_ENV = "MODELPLANE_LEADER_ADDRESS"
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+@dataclass(frozen=True)
+class PodOptions:
+    """What the shape decides about a member's pods."""
+
+    labels: Mapping[str, str]                 # reserved labels (selector + role); user labels are merged under them
+    pool: str
+    cache_pvc: str | None = None
+    claim_template: str | None = None         # ResourceClaimTemplate name when the member claims DRA devices
+    leader_address: Mapping[str, Any] = field(default_factory=dict)  # the env var body (value or valueFrom)
+    extra_args: Sequence[str] = ()            # appended when the member brings no command (e.g. --port)
+    init_containers: Sequence[Mapping[str, Any]] = ()  # native sidecars (restartPolicy Always)
+
+
+def engine_container(template: Mapping[str, Any]) -> dict:
+    """The member's engine container (admission guarantees exactly one)."""
+    for c in ((template.get("spec") or {}).get("containers") or []):
+        if c.get("name") == ENGINE:
+            return c
+    containers = (template.get("spec") or {}).get("containers") or [{}]
+    return containers[0]
+
+
+def engine_port(template: Mapping[str, Any]) -> int:
+    """The port the engine serves on: its first declared port, else 8000."""
+    ports = engine_container(template).get("ports") or []
+    return int(ports[0]["containerPort"]) if ports else DEFAULT_PORT
+
+
+def names_model(args: Sequence[str]) -> bool:
+    """True when args already choose the model.
+
+    ``--model X`` and ``--model=X`` name it; so does a leading positional
+    argument, which is how ``vllm serve <model>`` takes it (the vLLM image's
+    entrypoint is ``vllm serve``, so a first arg without a dash is the model).
+    """
+    if args and not str(args[0]).startswith("-"):
+        return True
+    return any(a == "--model" or str(a).startswith("--model=") for a in args)
+
+
+def has_flag(args: Sequence[str], flag: str) -> bool:
+    return any(a == flag or str(a).startswith(flag + "=") for a in args)
+
+
+def pod_template(template: Mapping[str, Any], opts: PodOptions) -> dict:
+    """A PodTemplateSpec for one member."""
+    spec_in = template.get("spec") or {}
+    meta_in = template.get("metadata") or {}
+    engine = copy.deepcopy(engine_container(template))
+    engine["name"] = ENGINE
+
+    env = [{"name": LEADER_ENV, **dict(opts.leader_address)}] if opts.leader_address else []
+    env += [e for e in engine.get("env") or [] if e.get("name") != LEADER_ENV]
+    if env:
+        engine["env"] = env
+
+    if "command" not in engine:
+        args = list(engine.get("args") or [])
+        if opts.cache_pvc and not names_model(args):
+            args.append(f"--model={MODELS_MOUNT}")
+        for extra in opts.extra_args:
+            flag = extra.split("=", 1)[0]
+            if not has_flag(args, flag):
+                args.append(extra)
+        if args:
+            engine["args"] = args
+
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    volumes: list[dict] = [{"name": "dshm", "emptyDir": _shm(spec_in.get("shmSize"))}]
+    if opts.cache_pvc:
+        mounts.append({"name": "models", "mountPath": MODELS_MOUNT, "readOnly": True})
+        volumes.append({"name": "models",
+                        "persistentVolumeClaim": {"claimName": opts.cache_pvc, "readOnly": True}})
+    engine["volumeMounts"] = mounts
+
+    spec: dict[str, Any] = {}
+    if opts.init_containers:
+        spec["initContainers"] = [dict(c) for c in opts.init_containers]
+    spec["containers"] = [engine]
+    if opts.claim_template:
+        resources = dict(engine.get("resources") or {})
+        resources["claims"] = [{"name": CLAIM_NAME}]
+        engine["resources"] = resources
+        spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": opts.claim_template}]
+    if spec_in.get("imagePullSecrets"):
+        spec["imagePullSecrets"] = [{"name": s["name"]} for s in spec_in["imagePullSecrets"]]
+    spec["nodeSelector"] = {L.POOL: opts.pool}
+    spec["tolerations"] = [dict(GPU_TOLERATION)]
+    spec["volumes"] = volumes
+
+    metadata: dict[str, Any] = {"labels": L.merged(meta_in.get("labels"), opts.labels)}
+    if meta_in.get("annotations"):
+        metadata["annotations"] = dict(sorted(meta_in["annotations"].items()))
+    return {"metadata": metadata, "spec": spec}
+
+
+def _shm(size: Any) -> dict:
+    out: dict[str, Any] = {"medium": "Memory"}
+    if size not in (None, ""):
+        out["sizeLimit"] = str(size)
+    return out
