@@ -102,6 +102,10 @@ class ModelEndpointStatusRouting(BaseModel):
     """
     The Envoy Gateway Backend.
     """
+    credentialFilterName: str | None = None
+    """
+    The Envoy Gateway HTTPRouteFilter injecting the API key (spec.auth only).
+    """
 
 
 class ModelEndpointStatus(BaseModel):
