@@ -1,0 +1,34 @@
+"""``modelplane render``: classic ``crossplane render`` (CLI v2.0–v2.2) in Python.
+
+Modules, one job each:
+
+- ``loader`` (+ ``reader``, ``yaml11``, ``defaults``): files -> checked inputs
+- ``fetch``: answer resource selectors from ``-e``/``--extra-resources``
+- ``runners``: reach functions (Development targets, local processes,
+  in-process servers) through a reusable ``FunctionPool``
+- ``engine``: the pipeline and requirements loop -> ``RenderOutput``
+- ``finish``: composed-resource metadata and the XR's conditions
+- ``yamlout``: byte-exact YAML as go-yaml v2 prints it
+- ``cli``: flags, stdout/stderr and exit codes
+
+Reuse (``modelplane simulate``)::
+
+    with FunctionPool() as pool:
+        for xr in xrs:
+            out = render(RenderInputs(xr=xr, composition=c, functions=fns), pool)
+"""
+from modelplane.render.engine import RenderInputs, RenderOutput, documents, render
+from modelplane.render.errors import RenderError
+from modelplane.render.runners import FunctionPool, InProcessServer
+from modelplane.render.yamlout import dump_documents
+
+__all__ = [
+    "FunctionPool",
+    "InProcessServer",
+    "RenderError",
+    "RenderInputs",
+    "RenderOutput",
+    "documents",
+    "dump_documents",
+    "render",
+]

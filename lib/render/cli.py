@@ -1,0 +1,136 @@
+"""``modelplane render XR COMPOSITION FUNCTIONS``: classic ``crossplane render`` flags and output.
+
+stdout carries only the YAML stream, written once rendering succeeded;
+any failure prints ``crossplane: error: <msg>`` on stderr and exits 1, so
+scripts can switch between this and the real CLI.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import TextIO
+
+from modelplane.render import loader
+from modelplane.render.defaults import default_xr
+from modelplane.render.engine import RenderInputs, documents, render
+from modelplane.render.errors import RenderError
+from modelplane.render.runners import FunctionPool
+from modelplane.render.yamlout import dump_documents
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+
+def parse_duration(text: str) -> float:
+    """A Go duration (``1m``, ``30s``, ``1m30s``, ``1.5h``) in seconds."""
+    body = text[1:] if text[:1] in "+-" else text
+    if body == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    for m in _DURATION_PART.finditer(body):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if not body or pos != len(body):
+        raise RenderError(f'--timeout: time: invalid duration "{text}"')
+    return -total if text.startswith("-") else total
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise RenderError(f'{flag}: expected "<key>=<value>" got "{item}"')
+        out[key] = value
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would exit 2; render reports and exits 1
+        raise RenderError(message)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="modelplane render", description="Render an XR through its Composition's functions.")
+    p.add_argument("composite_resource", metavar="XR")
+    p.add_argument("composition", metavar="COMPOSITION")
+    p.add_argument("functions", metavar="FUNCTIONS")
+    p.add_argument("--context-files", action="append", default=[], metavar="KEY=FILE")
+    p.add_argument("--context-values", action="append", default=[], metavar="KEY=JSON")
+    p.add_argument("-r", "--include-function-results", action="store_true")
+    p.add_argument("-x", "--include-full-xr", action="store_true")
+    p.add_argument("-o", "--observed-resources", metavar="PATH")
+    p.add_argument("--extra-resources", action="append", default=[], metavar="PATH")
+    p.add_argument("-e", "--required-resources", action="append", default=[], metavar="PATH")
+    p.add_argument("-c", "--include-context", action="store_true")
+    p.add_argument("--function-credentials", metavar="PATH")
+    p.add_argument("-a", "--function-annotations", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--timeout", default="1m")
+    p.add_argument("--xrd", metavar="PATH")
+    p.add_argument("--strict-namespace", action="store_true", help="engine (CLI >= v2.3) namespace semantics")
+    return p
+
+
+def load_inputs(args: argparse.Namespace) -> RenderInputs:
+    """Read and check every input file, in the real CLI's order."""
+    xr = loader.load_xr(args.composite_resource)
+    comp = loader.load_composition(args.composition)
+    loader.check_composition(xr, comp)
+    fns = loader.load_functions(args.functions, _pairs(args.function_annotations, "--function-annotations"))
+    if args.xrd:
+        xrd = loader.load_xrd(args.xrd)
+        try:
+            default_xr(xr, xrd)
+        except RenderError as err:
+            raise err.wrap(f'cannot default values for XR "{(xr.get("metadata") or {}).get("name", "")}"') from None
+    creds = loader.load_credentials(args.function_credentials) if args.function_credentials else []
+    observed = loader.load_observed(args.observed_resources) if args.observed_resources else []
+    extra = loader.load_required(args.extra_resources, "extra resources")
+    required = loader.load_required(args.required_resources)
+    context = loader.load_context(
+        _pairs(args.context_files, "--context-files"), _pairs(args.context_values, "--context-values")
+    )
+    return RenderInputs(
+        xr=xr,
+        composition=comp,
+        functions=fns,
+        observed=observed,
+        extra_resources=extra,
+        required_resources=required,
+        credentials=creds,
+        context=context,
+        timeout=parse_duration(args.timeout),
+        strict_namespace=args.strict_namespace,
+    )
+
+
+def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None, pool: FunctionPool | None = None) -> int:
+    """Render and print; returns the exit code. ``pool`` lets callers reuse functions."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        args = parser().parse_args(argv)
+        inputs = load_inputs(args)
+        if pool is None:
+            with FunctionPool() as own:
+                out = render(inputs, own)
+        else:
+            out = render(inputs, pool)
+        text = dump_documents(
+            documents(
+                out,
+                inputs.xr,
+                full_xr=args.include_full_xr,
+                results=args.include_function_results,
+                context=args.include_context,
+            )
+        )
+    except RenderError as err:
+        print(f"crossplane: error: {err}", file=stderr)
+        return 1
+    stdout.write(text)
+    stdout.flush()
+    return 0

@@ -1,0 +1,270 @@
+"""The render pipeline: one XR through its Composition's functions, as classic render does.
+
+1. Observed state is the XR plus the observed composed resources (keyed by
+   their composition-resource-name annotation); desired starts empty and the
+   context starts from the seeds.
+2. Each step gets its input, credentials (Secret ``data``), bootstrap
+   requirements (answered from ``-e`` objects only) and capabilities [1..5],
+   then runs the requirements loop: call; a FATAL result returns at once;
+   identical requirements to the previous call (none at first) stop it;
+   otherwise required/extra resources and schemas are rebuilt from scratch,
+   the returned context is carried, and the call repeats, at most six times.
+3. Desired state and context pass to the next step; conditions and non-fatal
+   results accumulate; the first FATAL fails the render.
+4. ``finish`` turns the final desired state into the output objects.
+
+The whole run shares one deadline. ``render`` is the API ``modelplane
+simulate`` reuses with a long-lived ``FunctionPool``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
+from modelplane.render import finish
+from modelplane.render.errors import RenderError
+from modelplane.render.fetch import Fetcher, as_struct, selector_from_manifest
+from modelplane.render.reader import jsonify
+from modelplane.render.runners import FunctionPool
+
+MAX_REQUIREMENTS_ITERATIONS = 5
+CAPABILITIES = (
+    fnv1.CAPABILITY_CAPABILITIES,
+    fnv1.CAPABILITY_REQUIRED_RESOURCES,
+    fnv1.CAPABILITY_CREDENTIALS,
+    fnv1.CAPABILITY_CONDITIONS,
+    fnv1.CAPABILITY_REQUIRED_SCHEMAS,
+)
+_STATUS = {
+    fnv1.STATUS_CONDITION_TRUE: "True",
+    fnv1.STATUS_CONDITION_FALSE: "False",
+}
+_READY = {fnv1.READY_UNSPECIFIED: "UNSPECIFIED", fnv1.READY_TRUE: "TRUE", fnv1.READY_FALSE: "FALSE"}
+
+
+@dataclass
+class RenderInputs:
+    """Everything one render needs, as plain data (see ``loader`` for files)."""
+
+    xr: dict
+    composition: dict
+    functions: list[dict]
+    observed: list[dict] = field(default_factory=list)
+    extra_resources: list[dict] = field(default_factory=list)
+    required_resources: list[dict] = field(default_factory=list)
+    credentials: list[dict] = field(default_factory=list)  # Secrets, ``data`` values as bytes
+    context: dict[str, Any] = field(default_factory=dict)
+    timeout: float = 60.0
+    strict_namespace: bool = False
+
+
+@dataclass
+class RenderOutput:
+    """The rendered XR, composed resources (sorted), Result objects and Context object."""
+
+    xr: dict
+    composed: list[dict]
+    results: list[dict]
+    context: dict
+
+
+def _data(struct: struct_pb2.Struct) -> dict:
+    return jsonify(resource.struct_to_dict(struct))
+
+
+def _name(obj: dict) -> str:
+    return str((obj.get("metadata") or {}).get("name", ""))
+
+
+class _Run:
+    """State of one render."""
+
+    def __init__(self, inputs: RenderInputs, pool: FunctionPool):
+        self.inputs = inputs
+        self.pool = pool
+        self.deadline = time.monotonic() + inputs.timeout
+        xr_ns = str((inputs.xr.get("metadata") or {}).get("namespace", ""))
+        strict = inputs.strict_namespace
+        self.fetch_all = Fetcher(
+            [*inputs.extra_resources, *inputs.required_resources], strict_namespace=strict, xr_namespace=xr_ns
+        )
+        self.fetch_required = Fetcher(inputs.required_resources, strict_namespace=strict, xr_namespace=xr_ns)
+        self.names = {_name(fn) for fn in inputs.functions}
+        self.observed_by_name: dict[str, dict] = {}
+        for obj in inputs.observed:
+            key = ((obj.get("metadata") or {}).get("annotations") or {}).get(finish.ANNOTATION_RESOURCE_NAME, "")
+            self.observed_by_name[key] = obj
+
+    def observed_state(self) -> fnv1.State:
+        state = fnv1.State()
+        state.composite.resource.CopyFrom(as_struct(self.inputs.xr))
+        for key, obj in self.observed_by_name.items():
+            state.resources[key].resource.CopyFrom(as_struct(obj))
+        return state
+
+    def credentials(self, step: dict, req: fnv1.RunFunctionRequest) -> None:
+        for cred in step.get("credentials") or []:
+            ref = cred.get("secretRef")
+            if cred.get("source") != "Secret" or not ref:
+                continue
+            secret = next(
+                (
+                    s
+                    for s in self.inputs.credentials
+                    if _name(s) == ref.get("name", "")
+                    and (s.get("metadata") or {}).get("namespace", "") == ref.get("namespace", "")
+                ),
+                None,
+            )
+            if secret is None:
+                raise RenderError(
+                    f'cannot get credentials from secret "{ref.get("name", "")}": secret "{ref.get("name", "")}" not found'
+                )
+            data = req.credentials[cred.get("name", "")].credential_data.data
+            for key, value in (secret.get("data") or {}).items():
+                data[key] = value
+
+    def bootstrap(self, step: dict, req: fnv1.RunFunctionRequest) -> dict[str, fnv1.Resources]:
+        reqs = step.get("requirements")
+        if reqs is None:
+            return {}
+        out = {}
+        for entry in reqs.get("requiredResources") or []:
+            out[entry.get("requirementName", "")] = self.fetch_required.fetch(selector_from_manifest(entry))
+        for entry in reqs.get("requiredSchemas") or []:
+            req.required_schemas[entry.get("requirementName", "")].SetInParent()
+        for key, resources in out.items():
+            req.required_resources[key].CopyFrom(resources)
+        return out
+
+    def call(self, ref: str, req: fnv1.RunFunctionRequest, bootstrap: dict) -> fnv1.RunFunctionResponse:
+        """The requirements loop (xfn.FetchingFunctionRunner)."""
+        if ref not in self.names:
+            raise RenderError(f'unknown Function "{ref}" - does it exist in your Functions file?')
+        prev: fnv1.Requirements | None = None
+        for _ in range(MAX_REQUIREMENTS_ITERATIONS + 1):
+            rsp = self.pool.run(ref, req, self.deadline)
+            if any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
+                return rsp
+            cur = rsp.requirements if rsp.HasField("requirements") else None
+            if cur == prev:
+                return rsp
+            prev = fnv1.Requirements()
+            prev.CopyFrom(cur)
+            for name in ("required_resources", "extra_resources", "required_schemas"):
+                req.ClearField(name)
+            for key, resources in bootstrap.items():
+                req.required_resources[key].CopyFrom(resources)
+            for key in sorted(cur.resources):
+                req.required_resources[key].CopyFrom(self.fetch_all.fetch(cur.resources[key]))
+            for key in sorted(cur.extra_resources):
+                req.extra_resources[key].CopyFrom(self.fetch_all.fetch(cur.extra_resources[key]))
+            for key in sorted(cur.schemas):
+                req.required_schemas[key].SetInParent()  # no --required-schemas: "not found"
+            if rsp.HasField("context"):
+                req.context.CopyFrom(rsp.context)
+            else:
+                req.ClearField("context")
+        raise RenderError(
+            f"requirements didn't stabilize after the maximum number of iterations ({MAX_REQUIREMENTS_ITERATIONS})"
+        )
+
+    def run(self) -> RenderOutput:
+        try:
+            self.pool.start(self.inputs.functions, self.deadline)
+        except RenderError as err:
+            raise err.wrap("cannot render composite resource") from None
+        observed = self.observed_state()
+        desired = fnv1.State()
+        context: struct_pb2.Struct | None = struct_pb2.Struct()
+        context.update(self.inputs.context)
+        results: list[dict] = []
+        conditions: list[dict] = []
+
+        for step in (self.inputs.composition.get("spec") or {}).get("pipeline") or []:
+            step_name = step.get("step", "")
+            req = fnv1.RunFunctionRequest(observed=observed, desired=desired)
+            if context is not None:
+                req.context.CopyFrom(context)
+            try:
+                if step.get("input") is not None:
+                    req.input.update(step["input"])
+                self.credentials(step, req)
+                bootstrap = self.bootstrap(step, req)
+                req.meta.capabilities.extend(CAPABILITIES)
+                try:
+                    rsp = self.call((step.get("functionRef") or {}).get("name", ""), req, bootstrap)
+                except RenderError as err:
+                    raise err.wrap(f'cannot run pipeline step "{step_name}"') from None
+            except RenderError as err:
+                raise err.wrap("cannot render composite resource") from None
+
+            desired = fnv1.State()
+            desired.CopyFrom(rsp.desired)
+            context = rsp.context if rsp.HasField("context") else None
+            for c in rsp.conditions:
+                conditions.append(
+                    finish.function_condition(c.type, _STATUS.get(c.status, "Unknown"), c.reason, c.message)
+                )
+            for r in rsp.results:
+                if r.severity == fnv1.SEVERITY_FATAL:
+                    raise RenderError(
+                        f'cannot render composite resource: pipeline step "{step_name}" returned a fatal result: {r.message}'
+                    )
+                results.append(
+                    {
+                        "apiVersion": "render.crossplane.io/v1beta1",
+                        "kind": "Result",
+                        "step": step_name,
+                        "severity": fnv1.Severity.Name(r.severity),
+                        "message": r.message,
+                    }
+                )
+
+        try:
+            composed, unready = [], []
+            for key in sorted(desired.resources):
+                dr = desired.resources[key]
+                if dr.ready != fnv1.READY_TRUE:
+                    unready.append(key)
+                obj = _data(dr.resource)
+                composed.append(finish.composed_metadata(obj, self.inputs.xr, key, self.observed_by_name.get(key)))
+            xr = finish.composite(
+                _data(desired.composite.resource),
+                self.inputs.xr,
+                _READY.get(desired.composite.ready, "UNSPECIFIED"),
+                unready,
+                conditions,
+            )
+        except RenderError as err:
+            raise err.wrap("cannot render composite resource") from None
+        ctx_doc = {
+            "apiVersion": "render.crossplane.io/v1beta1",
+            "kind": "Context",
+            "fields": _data(context) if context is not None else {},
+        }
+        return RenderOutput(xr=xr, composed=composed, results=results, context=ctx_doc)
+
+
+def render(inputs: RenderInputs, pool: FunctionPool) -> RenderOutput:
+    """Render one XR through its Composition with functions from ``pool``.
+
+    Raises ``RenderError`` with the message classic render prints.
+    """
+    return _Run(inputs, pool).run()
+
+
+def documents(
+    out: RenderOutput, xr: dict, *, full_xr: bool = False, results: bool = False, context: bool = False
+) -> list[dict]:
+    """The YAML documents render prints, in order."""
+    docs = [finish.full_xr(out.xr, xr) if full_xr else out.xr, *out.composed]
+    if results:
+        docs.extend(out.results)
+    if context:
+        docs.append(out.context)
+    return docs

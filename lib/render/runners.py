@@ -1,0 +1,273 @@
+"""How render reaches each function: dial it, or start it here.
+
+A Function manifest's ``render.crossplane.io/runtime`` annotation decides:
+
+- ``Development``: dial ``render.crossplane.io/runtime-development-target``
+  (gRPC target syntax, default ``localhost:9443``); the function runs already.
+- ``Docker`` or no annotation: there is no Docker engine here, so a function
+  this package ships (its Function name, or the last path segment of
+  ``spec.package``, names a registered Modelplane function) is started as
+  ``modelplane serve NAME --insecure --address 127.0.0.1:<free port>``;
+  anything else is an error that says how to use the Development runtime.
+- any other value is an error.
+
+``FunctionPool`` owns the processes, in-process servers and channels. It
+starts each function once and keeps it for as many renders as the caller
+runs (``modelplane simulate`` renders many XRs through the same functions);
+closing it stops processes with SIGTERM. Calls use gRPC wait-for-ready under
+the caller's deadline, so a target nobody serves fails at the deadline.
+"""
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import grpc
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from modelplane.render.errors import RenderError
+
+ANNOTATION_RUNTIME = "render.crossplane.io/runtime"
+ANNOTATION_TARGET = "render.crossplane.io/runtime-development-target"
+DEFAULT_TARGET = "localhost:9443"
+_METHODS = (
+    "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction",
+    # Crossplane retries the identical v1beta1 service when v1 is unimplemented.
+    "/apiextensions.fn.proto.v1beta1.FunctionRunnerService/RunFunction",
+)
+_STOP_GRACE = 5.0
+
+
+@dataclass(frozen=True)
+class Development:
+    """Dial a function that is already running."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class Local:
+    """Start a Modelplane function from this package."""
+
+    function: str
+
+
+def _package_function(fn: dict) -> str | None:
+    """The Modelplane function a Function manifest names, if this build has it."""
+    from modelplane import functions
+
+    names = [functions.canonical(str((fn.get("metadata") or {}).get("name", "")))]
+    package = str((fn.get("spec") or {}).get("package", ""))
+    if package:
+        last = package.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+        names.append(functions.canonical(last))
+    have = set(functions.available())
+    return next((n for n in names if n in have), None)
+
+
+def runtime_for(fn: dict) -> Development | Local:
+    """Decide how to reach a Function, from its annotations and package."""
+    annotations = (fn.get("metadata") or {}).get("annotations") or {}
+    kind = annotations.get(ANNOTATION_RUNTIME, "Docker")
+    if kind == "Development":
+        return Development(annotations.get(ANNOTATION_TARGET) or DEFAULT_TARGET)
+    if kind != "Docker":
+        raise RenderError(f'unsupported "{ANNOTATION_RUNTIME}" annotation value "{kind}" (unknown runtime)')
+    local = _package_function(fn)
+    if local is None:
+        raise RenderError(
+            f"no Docker engine here to run package \"{(fn.get('spec') or {}).get('package', '')}\"; "
+            f"set the {ANNOTATION_RUNTIME}: Development annotation (and {ANNOTATION_TARGET}) "
+            "to dial a running function, or name a Modelplane function"
+        )
+    return Local(local)
+
+
+def serve_command(function: str, address: str) -> list[str]:
+    """The command that serves a Modelplane function locally."""
+    return [sys.executable, "-m", "modelplane.cli", "serve", function, "--insecure", "--address", address]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _go_code(code: grpc.StatusCode) -> str:
+    return "".join(part.capitalize() for part in code.name.split("_"))
+
+
+class _Process:
+    """One local function server process."""
+
+    def __init__(self, argv: list[str]):
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace").strip()[-2000:]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(_STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class InProcessServer:
+    """A grpc.aio server on 127.0.0.1:0 in a background thread (for tests and simulate)."""
+
+    def __init__(self, servicer: grpcv1.FunctionRunnerServiceServicer):
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="render-inprocess", daemon=True)
+        self._thread.start()
+        self.port = asyncio.run_coroutine_threadsafe(self._start(servicer), self._loop).result(30)
+        self.target = f"127.0.0.1:{self.port}"
+
+    async def _start(self, servicer) -> int:
+        self._server = grpc.aio.server()
+        grpcv1.add_FunctionRunnerServiceServicer_to_server(servicer, self._server)
+        port = self._server.add_insecure_port("127.0.0.1:0")
+        await self._server.start()
+        return port
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._server.stop(None), self._loop).result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
+        self._loop.close()
+
+
+class FunctionPool:
+    """Function name -> a live gRPC endpoint, kept across renders.
+
+    ``command(function, address)`` builds the argv that serves a Modelplane
+    function (tests substitute their own).
+    """
+
+    def __init__(self, command: Callable[[str, str], list[str]] = serve_command):
+        self._command = command
+        self._targets: dict[str, str] = {}  # Function name -> target
+        self._pinned: dict[str, str] = {}  # names served in process, never re-resolved
+        self._processes: dict[str, tuple[_Process, str]] = {}  # Modelplane function -> (process, target)
+        self._servers: list[InProcessServer] = []
+        self._channels: dict[str, grpc.Channel] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> FunctionPool:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ----- endpoints ---------------------------------------------------------
+    def serve_in_process(self, name: str, servicer: grpcv1.FunctionRunnerServiceServicer) -> str:
+        """Serve Function ``name`` from ``servicer`` in this process; returns its target."""
+        server = InProcessServer(servicer)
+        self._servers.append(server)
+        self._targets[name] = self._pinned[name] = server.target
+        return server.target
+
+    def start(self, functions: list[dict], deadline: float) -> None:
+        """Make every Function reachable, starting local processes once."""
+        for fn in functions:
+            name = str((fn.get("metadata") or {}).get("name", ""))
+            if name in self._pinned:
+                continue
+            try:
+                rt = runtime_for(fn)
+                self._targets[name] = rt.target if isinstance(rt, Development) else self._local(rt.function, deadline)
+            except RenderError as err:
+                raise err.wrap(f'cannot start Function "{name}"').wrap("cannot start function runtimes") from None
+
+    def _local(self, function: str, deadline: float) -> str:
+        with self._lock:
+            if function in self._processes and self._processes[function][0].proc.poll() is None:
+                return self._processes[function][1]
+            target = f"127.0.0.1:{free_port()}"
+            process = _Process(self._command(function, target))
+            self._processes[function] = (process, target)
+        channel = self._channel(target)
+        while True:
+            try:
+                grpc.channel_ready_future(channel).result(timeout=0.1)
+                return target
+            except grpc.FutureTimeoutError:
+                pass
+            if process.proc.poll() is not None:
+                raise RenderError(f"function {function!r} exited with code {process.proc.returncode}: {process.output()}")
+            if time.monotonic() >= deadline:
+                raise RenderError(f"function {function!r} did not start listening on {target} before the deadline")
+
+    def _channel(self, target: str) -> grpc.Channel:
+        with self._lock:
+            if target not in self._channels:
+                mb = 64 * 1024 * 1024
+                self._channels[target] = grpc.insecure_channel(
+                    target, options=[("grpc.max_receive_message_length", mb), ("grpc.max_send_message_length", mb)]
+                )
+            return self._channels[target]
+
+    # ----- calls ---------------------------------------------------------------
+    def run(self, name: str, req: fnv1.RunFunctionRequest, deadline: float) -> fnv1.RunFunctionResponse:
+        """One RunFunction call to Function ``name`` under ``deadline`` (time.monotonic())."""
+        target = self._targets.get(name)
+        if target is None:
+            raise RenderError(f'unknown Function "{name}" - does it exist in your Functions file?')
+        channel = self._channel(target)
+        for method in _METHODS:
+            call = channel.unary_unary(
+                method,
+                request_serializer=fnv1.RunFunctionRequest.SerializeToString,
+                response_deserializer=fnv1.RunFunctionResponse.FromString,
+            )
+            try:
+                return call(req, timeout=max(0.0, deadline - time.monotonic()), wait_for_ready=True)
+            except grpc.RpcError as err:
+                code = err.code()
+                if code == grpc.StatusCode.UNIMPLEMENTED and method == _METHODS[0]:
+                    continue
+                if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise RenderError(
+                        "rpc error: code = DeadlineExceeded desc = context deadline exceeded "
+                        f'(Function "{name}" at "{target}" did not answer before the --timeout deadline)'
+                    ) from None
+                raise RenderError(f"rpc error: code = {_go_code(code)} desc = {err.details()}") from None
+        raise AssertionError("unreachable: the v1beta1 attempt returns or raises")
+
+    def close(self) -> None:
+        """Close channels, stop processes (SIGTERM) and in-process servers."""
+        for channel in self._channels.values():
+            channel.close()
+        self._channels.clear()
+        for process, _ in self._processes.values():
+            process.stop()
+        self._processes.clear()
+        for server in self._servers:
+            server.stop()
+        self._servers.clear()
+        self._targets.clear()
+        self._pinned.clear()
+
+
+def pid_of(pool: FunctionPool, function: str) -> int | None:
+    """The process id serving a local Modelplane function (for tests and diagnostics)."""
+    entry = pool._processes.get(function)
+    return entry[0].proc.pid if entry else None
+
+
+__all__ = ["Development", "FunctionPool", "InProcessServer", "Local", "pid_of", "runtime_for", "serve_command"]
