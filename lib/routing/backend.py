@@ -1,0 +1,146 @@
+"""An Envoy Gateway Backend from a ModelEndpoint URL, and its credential filter.
+
+URL rules (a bad URL is an InputError on ``spec.url`` with the fix):
+``http`` or ``https`` scheme, a host, an optional port 1-65535, an optional
+base path; no userinfo, query or fragment. An IP host becomes an ``ip``
+endpoint, a hostname an ``fqdn`` endpoint; default ports are 80/443. https
+adds Backend TLS: SNI = the hostname (or ``spec.tls.sni``), the system CA
+bundle unless ``spec.tls.caCertificateRef`` names a ConfigMap.
+
+API keys: Envoy Gateway's HTTPRouteFilter ``credentialInjection`` makes the
+proxy read a Secret and set a header on the upstream request, so the key is
+never copied into anything Modelplane writes. Envoy Gateway reads the
+Secret's ``credential`` key and injects it verbatim (no prefix of its own),
+so the Secret must hold the whole header value under ``credential``
+(e.g. ``Bearer sk-...``). ``credential_mismatch`` says when the endpoint's
+``auth`` (key, prefix) describes a different layout.
+"""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+from modelplane.errors import InputError
+
+BACKEND_API = "gateway.envoyproxy.io/v1alpha1"
+CREDENTIAL_KEY = "credential"
+DEFAULT_PORTS = {"http": 80, "https": 443}
+URL_FIELD = "spec.url"
+URL_FIX = "use scheme://host[:port][/base] with scheme http or https, e.g. https://api.together.xyz"
+
+
+@dataclass(frozen=True)
+class Target:
+    scheme: str
+    host: str
+    port: int
+    is_ip: bool
+    base: str
+
+    @property
+    def tls(self) -> bool:
+        return self.scheme == "https"
+
+
+def parse_url(url: str) -> Target:
+    """Split an endpoint URL or raise InputError naming spec.url."""
+    def bad(what: str) -> InputError:
+        return InputError(URL_FIELD, f"{what} in {url!r}: {URL_FIX}")
+
+    if "://" not in url:
+        raise bad("no scheme")
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS:
+        raise bad(f"unsupported scheme {parts.scheme!r}")
+    if "@" in parts.netloc:
+        raise bad("credentials in the URL are not allowed (use spec.auth)")
+    if parts.query or url.rstrip().endswith("?"):
+        raise bad("a query string is not allowed")
+    if parts.fragment:
+        raise bad("a fragment is not allowed")
+    try:
+        port = parts.port
+    except ValueError:
+        raise bad("bad port") from None
+    host = parts.hostname or ""
+    if not host:
+        raise bad("empty host")
+    if port is not None and not 1 <= port <= 65535:
+        raise bad("bad port")
+    if parts.netloc.endswith(":"):
+        raise bad("bad port")
+    try:
+        ipaddress.ip_address(host)
+        is_ip = True
+    except ValueError:
+        is_ip = False
+        if not _is_hostname(host):
+            raise bad(f"bad host {host!r}") from None
+    return Target(scheme, host, port or DEFAULT_PORTS[scheme], is_ip, parts.path or "/")
+
+
+def _is_hostname(host: str) -> bool:
+    labels = host.rstrip(".").split(".")
+    return all(0 < len(p) <= 63 and p.replace("-", "").isalnum() and not p.startswith("-")
+               and not p.endswith("-") for p in labels) and len(host) <= 253
+
+
+def backend(name: str, namespace: str, target: Target, tls: Mapping[str, Any] | None,
+            labels: Mapping[str, str]) -> dict:
+    """The Backend for one endpoint."""
+    if target.is_ip:
+        endpoint = {"ip": {"address": target.host, "port": target.port}}
+    else:
+        endpoint = {"fqdn": {"hostname": target.host, "port": target.port}}
+    spec: dict[str, Any] = {"endpoints": [endpoint]}
+    if target.tls:
+        tls = tls or {}
+        out: dict[str, Any] = {}
+        sni = tls.get("sni") or (None if target.is_ip else target.host)
+        if sni:
+            out["sni"] = sni
+        ca = (tls.get("caCertificateRef") or {}).get("name")
+        if ca:
+            out["caCertificateRefs"] = [{"group": "", "kind": "ConfigMap", "name": ca}]
+        else:
+            out["wellKnownCACertificates"] = "System"
+        spec["tls"] = out
+    return {"apiVersion": BACKEND_API, "kind": "Backend",
+            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)}, "spec": spec}
+
+
+def credential_filter(name: str, namespace: str, auth: Mapping[str, Any],
+                      labels: Mapping[str, str]) -> dict:
+    """An HTTPRouteFilter that injects the API key header from the endpoint's Secret."""
+    return {
+        "apiVersion": BACKEND_API,
+        "kind": "HTTPRouteFilter",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "spec": {"credentialInjection": {
+            "header": auth.get("header") or "Authorization",
+            "overwrite": True,
+            "credential": {"valueRef": {"group": "", "kind": "Secret",
+                                        "name": auth["apiKeySecretRef"]["name"]}},
+        }},
+    }
+
+
+def credential_mismatch(auth: Mapping[str, Any]) -> str | None:
+    """Why the declared Secret layout differs from what Envoy Gateway reads (None when it matches)."""
+    ref = auth.get("apiKeySecretRef") or {}
+    key = ref.get("key") or CREDENTIAL_KEY
+    prefix = auth.get("prefix")
+    prefix = "Bearer " if prefix is None else prefix
+    problems = []
+    if key != CREDENTIAL_KEY:
+        problems.append(f"key {key!r}")
+    if prefix:
+        problems.append(f"prefix {prefix!r}")
+    if not problems:
+        return None
+    return (f"Envoy Gateway injects Secret {ref.get('name')!r} key {CREDENTIAL_KEY!r} verbatim and cannot "
+            f"apply {' or '.join(problems)}: store the whole header value (e.g. 'Bearer <key>') under key "
+            f"{CREDENTIAL_KEY!r} and set apiKeySecretRef.key: {CREDENTIAL_KEY}, prefix: ''")
