@@ -1,0 +1,406 @@
+"""compose-model-deployment, in-process through the real runtime.
+
+Fleets are written with tiny builders (``cluster``, ``alloc``); classes are
+the platform examples (L4 24Gi, A100 80Gi, H100 80Gi + IB NIC, H200 141Gi);
+deployments are the ml-team seed manifests. Observed children are produced
+by running the function once and feeding its output back, as Crossplane
+would, with whatever status a test needs.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import yaml
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane import paths
+from modelplane.validate import Validator
+from tests.support import conditions, desired, fatal, request, run, status
+
+FN = "compose-model-deployment"
+NS = "ml-team"
+CLASSES = list(yaml.safe_load_all((paths.EXAMPLES / "platform" / "inference-classes.yaml").read_text()))
+L4, A100, H100, H200 = "gke-l4-1x-g2", "gke-a100-80gb-8x", "h100-8x-ib", "h200-8x-ib"
+
+
+def seed(name: str) -> dict:
+    return yaml.safe_load((paths.EXAMPLES / "ml-team" / name).read_text())
+
+
+QWEN_DEMO = seed("qwen-demo.yaml")
+QWEN3_8B = seed("model-deployment.yaml")
+CODER = seed("model-deployment-multinode.yaml")
+PD = seed("prefill-decode.yaml")
+
+
+def deployment(base: dict = QWEN_DEMO, **spec: Any) -> dict:
+    out = copy.deepcopy(base)
+    out["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    out["spec"].update(spec)
+    return out
+
+
+def alloc(deployment: str, replica: str, gpus: int = 1, count: int = 1, order: str = "2025-01-01T00:00:00Z",
+          gang: bool = False) -> dict:
+    return {"replica": replica, "deployment": deployment, "order": f"{order}/{replica}",
+            "pods": [{"count": count, "devices": {"gpu": gpus}, "gang": gang}]}
+
+
+def cluster(name: str, *pools: tuple, labels: dict | None = None, ready: bool = True,
+            allocations: dict[str, list[dict]] | None = None, taints: list[dict] | None = None) -> dict:
+    """pools: (pool name, class, nodes)."""
+    status_ = {
+        "providerConfigName": name,
+        "gateway": {"address": "203.0.113.10", "name": "modelplane", "namespace": "modelplane-system"},
+        "cache": {"storageClassName": "modelplane-rwx"},
+        "pools": [{"name": p, "class": k, "nodes": n, "allocations": (allocations or {}).get(p, [])}
+                  for p, k, n in pools],
+        "conditions": [{"type": "Ready", "status": "True" if ready else "False",
+                        "reason": "Available" if ready else "Creating"}],
+    }
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster",
+            "metadata": {"name": name, "labels": labels or {}},
+            "spec": {"taints": taints or []}, "status": status_}
+
+
+def model_cache(name: str = "qwen3-coder", namespace: str = NS, **phases: str) -> dict:
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelCache",
+            "metadata": {"name": name, "namespace": namespace},
+            "status": {"clusters": [{"name": c, "phase": p, "pvcName": f"modelcache-{name}"}
+                                    for c, p in sorted(phases.items())]}}
+
+
+def inputs(*clusters: dict, cache: dict | None = None) -> dict:
+    out = {"clusters": list(clusters), "classes": CLASSES}
+    if cache is not None:
+        out["cache"] = [cache]
+    return out
+
+
+def call(xr: dict, required: dict | None, observed: dict | None = None):
+    return run(FN, request(xr, observed=observed, required=required))
+
+
+def observe(rsp, url: bool = False, ready: bool = False, only: str = "") -> dict:
+    """The response's children as Crossplane would observe them next time."""
+    out = {}
+    for name, obj in desired(rsp).items():
+        if only and not name.startswith(only):
+            continue
+        obj = copy.deepcopy(obj)
+        if obj["kind"] == "ModelReplica":
+            st: dict = {"ready": ready}
+            if url:
+                st.update(url="http://203.0.113.10", rewritePath=f"/{NS}/{obj['metadata']['name']}/")
+            if ready:
+                st["conditions"] = [{"type": "Ready", "status": "True", "reason": "Available"}]
+            obj["status"] = st
+        out[name] = obj
+    return out
+
+
+def replicas(rsp) -> dict[str, dict]:
+    return {n: o for n, o in desired(rsp).items() if o["kind"] == "ModelReplica"}
+
+
+def pools_of(replica: dict) -> dict[str, str]:
+    return {f"{e['name']}/{m['role']}": m["pool"] for e in replica["spec"]["engines"] for m in e["members"]}
+
+
+@pytest.fixture(scope="module")
+def validator():
+    return Validator.from_paths([paths.APIS])
+
+
+# --- seeds place as expected --------------------------------------------------
+
+
+@dataclass
+class Placed:
+    name: str
+    xr: dict
+    required: dict
+    want_cluster: str
+    want_pools: dict[str, str]
+    want_cache: str | None = None
+
+
+FLEET = [
+    cluster("edge-l4", ("l4", L4, 2)),
+    cluster("core-a100", ("a100", A100, 2)),
+    cluster("hpc", ("h100", H100, 2), labels={"tier": "frontier"}),
+    cluster("frontier", ("h200", H200, 2), labels={"tier": "frontier"}),
+]
+
+SEEDS = [
+    Placed("qwen-demo takes the tightest pool: a 1-GPU L4 node", deployment(QWEN_DEMO), inputs(*FLEET),
+           "edge-l4", {"qwen/Standalone": "l4"}),
+    Placed("qwen3-8b (20Gi) also lands on the L4 cluster", deployment(QWEN3_8B), inputs(*FLEET),
+           "edge-l4", {"qwen3-8b/Standalone": "l4"}),
+    Placed("qwen3-coder gang needs 120Gi GPUs on two nodes and its Ready cache: H200",
+           deployment(CODER), inputs(*FLEET, cache=model_cache(frontier="Ready", hpc="Ready")),
+           "frontier", {"qwen3-coder/Leader": "h200", "qwen3-coder/Worker": "h200"}, want_cache="modelcache-qwen3-coder"),
+    Placed("prefill/decode stays on one cluster: Hopper prefill, 80Gi decode",
+           deployment(PD), inputs(FLEET[0], FLEET[2]),
+           "hpc", {"prefill/Standalone": "h100", "decode/Standalone": "h100"}),
+]
+
+
+@pytest.mark.parametrize("case", SEEDS, ids=lambda c: c.name)
+def test_seed_manifests_place_as_expected(case: Placed, validator):
+    rsp = call(case.xr, case.required)
+    assert fatal(rsp) is None
+    [(name, replica)] = replicas(rsp).items()
+    assert replica["spec"]["cluster"]["name"] == case.want_cluster
+    assert name == f"replica-0-{case.want_cluster}"
+    assert replica["metadata"]["name"] == f"{case.xr['metadata']['name']}-0-{case.want_cluster}"
+    assert pools_of(replica) == case.want_pools
+    assert (replica["spec"].get("modelCache") or {}).get("pvcName") == case.want_cache
+    assert validator.validate_document(replica) == []
+
+
+def test_prefill_decode_replica_carries_phases_copies_and_placement():
+    [replica] = replicas(call(deployment(PD), inputs(FLEET[2]))).values()
+    engines = {e["name"]: e for e in replica["spec"]["engines"]}
+    assert replica["spec"]["servingMode"] == "PrefillDecode"
+    assert (engines["prefill"]["phase"], engines["decode"]["phase"]) == ("Prefill", "Decode")
+    assert engines["decode"]["copies"] == 2
+    # 1 prefill pod + 2 decode copies, 2 GPUs each, all in the h100 pool.
+    pods = [g for p in replica["spec"]["placement"] for g in p["pods"]]
+    assert {p["pool"] for p in replica["spec"]["placement"]} == {"h100"}
+    assert sum(g["count"] for g in pods) == 3 and {g["devices"]["gpu"] for g in pods} == {2}
+
+
+def test_member_devices_resolve_claim_and_device_class_from_the_class():
+    [replica] = replicas(call(deployment(QWEN_DEMO), inputs(FLEET[0]))).values()
+    member = replica["spec"]["engines"][0]["members"][0]
+    assert member["devices"][0]["claim"] == "DRA"
+    assert member["devices"][0]["deviceClassName"] == "gpu.nvidia.com"
+    assert member["nodes"] == 1
+    assert member["template"] == QWEN_DEMO["spec"]["engines"][0]["members"][0]["template"]
+
+
+def test_gang_worker_member_has_worker_nodes():
+    xr = deployment(CODER)
+    [replica] = replicas(call(xr, inputs(FLEET[3], cache=model_cache(frontier="Ready")))).values()
+    roles = {m["role"]: m for m in replica["spec"]["engines"][0]["members"]}
+    assert roles["Worker"]["nodes"] == 1 and roles["Leader"]["nodes"] == 1
+    assert replica["spec"]["placement"][0]["pods"][0]["gang"] is True
+
+
+# --- requirements and tenancy -------------------------------------------------
+
+
+def test_requirements_carry_selector_and_cache_namespace():
+    xr = deployment(CODER, clusterSelector={"matchLabels": {"tier": "frontier"}})
+    rsp = call(xr, None)
+    req = rsp.requirements.resources
+    assert dict(req["clusters"].match_labels.labels) == {"tier": "frontier"}
+    assert req["classes"].kind == "InferenceClass"
+    assert (req["cache"].match_name, req["cache"].namespace) == ("qwen3-coder", NS)
+
+
+def test_no_cache_requirement_without_model_cache_ref():
+    assert "cache" not in call(deployment(QWEN_DEMO), None).requirements.resources
+
+
+# --- nothing lost while inputs are missing --------------------------------------
+
+
+@dataclass
+class Waiting:
+    name: str
+    xr: dict
+    required: dict
+    names: str
+
+
+def _placed_coder():
+    xr = deployment(CODER)
+    required = inputs(FLEET[3], cache=model_cache(frontier="Ready"))
+    first = observe(call(xr, required), url=True, ready=True)
+    return xr, observe(call(xr, required, first), url=True, ready=True)
+
+
+WAITING = [
+    Waiting("clusters not fetched", deployment(CODER), {"classes": CLASSES, "cache": [model_cache()]},
+            "InferenceClusters"),
+    Waiting("classes not fetched", deployment(CODER), {"clusters": FLEET, "cache": [model_cache()]},
+            "InferenceClasses"),
+    Waiting("cache not fetched", deployment(CODER), {"clusters": FLEET, "classes": CLASSES}, "ModelCache qwen3-coder"),
+]
+
+
+@pytest.mark.parametrize("case", WAITING, ids=lambda c: c.name)
+def test_waiting_for_inputs_keeps_every_child(case: Waiting):
+    xr, observed = _placed_coder()
+    assert {o["kind"] for o in observed.values()} == {"ModelReplica", "ModelEndpoint"}
+    xr["status"] = {"replicas": {"desired": 1, "scheduled": 1, "ready": 1}}
+    rsp = call(xr, case.required, observed)
+    assert fatal(rsp) is None
+    assert sorted(desired(rsp)) == sorted(observed)
+    cond = conditions(rsp)["Scheduled"]
+    assert cond.reason == "WaitingForInputs" and case.names in cond.message
+    assert status(rsp)["replicas"] == {"desired": 1, "scheduled": 1, "ready": 1}
+
+
+def test_cluster_briefly_missing_keeps_its_replica_when_nothing_else_fits():
+    xr, observed = _placed_coder()
+    rsp = call(xr, inputs(FLEET[0], cache=model_cache(frontier="Ready")), observed)
+    assert sorted(desired(rsp)) == sorted(observed)
+    assert conditions(rsp)["Scheduled"].reason == "Unschedulable"
+
+
+def test_cluster_gone_moves_the_replica_when_another_fits():
+    xr = deployment(QWEN_DEMO)
+    observed = observe(call(xr, inputs(FLEET[0])), url=True)
+    rsp = call(xr, inputs(FLEET[1]), observed)
+    assert sorted(replicas(rsp)) == ["replica-0-core-a100"]
+    assert "replica-0-edge-l4" not in desired(rsp) and "endpoint-0-edge-l4" not in desired(rsp)
+
+
+def test_unready_cluster_holds_nothing_back_from_a_placed_replica():
+    xr = deployment(QWEN_DEMO)
+    observed = observe(call(xr, inputs(FLEET[0])))
+    not_ready = cluster("edge-l4", ("l4", L4, 2), ready=False)
+    assert sorted(replicas(call(xr, inputs(not_ready), observed))) == ["replica-0-edge-l4"]
+
+
+# --- capacity, scale ----------------------------------------------------------
+
+
+def test_other_deployments_allocations_take_capacity():
+    full = cluster("edge-l4", ("l4", L4, 1), allocations={"l4": [alloc("other/x", "other/x-0-edge-l4")]})
+    rsp = call(deployment(QWEN_DEMO), inputs(full))
+    assert replicas(rsp) == {}
+    cond = conditions(rsp)["Scheduled"]
+    assert cond.reason == "Unschedulable" and "0/1 clusters fit" in cond.message
+    assert status(rsp)["replicas"]["scheduled"] == 0
+
+
+def test_own_allocations_are_not_counted_twice():
+    xr = deployment(QWEN_DEMO)
+    observed = observe(call(xr, inputs(FLEET[0])))
+    own = cluster("edge-l4", ("l4", L4, 2), allocations={"l4": [
+        alloc(f"{NS}/qwen-demo", f"{NS}/qwen-demo-0-edge-l4", order="2026-01-01T00:00:00Z"),
+        alloc("other/x", "other/x-0-edge-l4")]})
+    rsp = call(xr, inputs(own), observed)
+    assert sorted(replicas(rsp)) == ["replica-0-edge-l4"]
+    assert conditions(rsp)["Scheduled"].reason == "Scheduled"
+
+
+def test_partially_scheduled_when_capacity_runs_out():
+    rsp = call(deployment(QWEN_DEMO, replicas=3), inputs(cluster("edge-l4", ("l4", L4, 2))))
+    assert len(replicas(rsp)) == 2
+    cond = conditions(rsp)["Scheduled"]
+    assert cond.status == fnv1.STATUS_CONDITION_FALSE and cond.reason == "PartiallyScheduled" and "2/3 replicas placed" in cond.message
+
+
+def test_scale_up_keeps_replica_zero_and_spreads_the_new_one():
+    xr = deployment(QWEN_DEMO)
+    observed = observe(call(xr, inputs(FLEET[0])))
+    rsp = call(deployment(QWEN_DEMO, replicas=2), inputs(FLEET[0], FLEET[1]), observed)
+    assert sorted(replicas(rsp)) == ["replica-0-edge-l4", "replica-1-core-a100"]
+
+
+def test_scale_down_drops_the_highest_index_and_its_endpoint():
+    xr = deployment(QWEN_DEMO, replicas=2)
+    observed = observe(call(xr, inputs(FLEET[0], FLEET[1])), url=True)
+    observed.update(observe(call(xr, inputs(FLEET[0], FLEET[1]), observed)))
+    assert len([n for n in observed if n.startswith("endpoint-")]) == 2
+    rsp = call(deployment(QWEN_DEMO, replicas=1), inputs(FLEET[0], FLEET[1]), observed)
+    assert sorted(desired(rsp)) == ["endpoint-0-edge-l4", "replica-0-edge-l4"]
+
+
+# --- cache ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("phase,placed", [("Ready", True), ("Hydrating", False), ("Failed", False)])
+def test_cache_must_be_ready_on_the_cluster(phase, placed):
+    rsp = call(deployment(CODER), inputs(FLEET[3], cache=model_cache(frontier=phase)))
+    assert bool(replicas(rsp)) is placed
+    if not placed:
+        assert "cache qwen3-coder not Ready" in conditions(rsp)["Scheduled"].message
+
+
+def test_cache_in_another_namespace_is_never_used():
+    # Crossplane answers the namespaced requirement with nothing: the other team's cache is invisible.
+    rsp = call(deployment(CODER), {"clusters": [FLEET[3]], "classes": CLASSES, "cache": []})
+    assert replicas(rsp) == {}
+    assert f"ModelCache qwen3-coder not found in namespace {NS}" in conditions(rsp)["Scheduled"].message
+
+
+# --- endpoints, labels, readiness ------------------------------------------------
+
+
+def test_endpoint_is_withheld_until_the_replica_publishes_its_url():
+    xr = deployment(QWEN_DEMO)
+    first = call(xr, inputs(FLEET[0]))
+    assert [n for n in desired(first) if n.startswith("endpoint-")] == []
+    rsp = call(xr, inputs(FLEET[0]), observe(first, url=True))
+    endpoint = desired(rsp)["endpoint-0-edge-l4"]
+    assert endpoint["spec"] == {"url": "http://203.0.113.10", "rewritePath": f"/{NS}/qwen-demo-0-edge-l4/",
+                                "api": "OpenAI"}
+    assert endpoint["metadata"]["name"] == "qwen-demo-0-edge-l4"
+
+
+def test_existing_endpoint_is_kept_while_the_url_is_unpublished():
+    xr = deployment(QWEN_DEMO)
+    observed = observe(call(xr, inputs(FLEET[0]), observe(call(xr, inputs(FLEET[0])), url=True)))
+    observed["replica-0-edge-l4"]["status"] = {"ready": False}
+    rsp = call(xr, inputs(FLEET[0]), observed)
+    assert desired(rsp)["endpoint-0-edge-l4"]["spec"]["url"] == "http://203.0.113.10"
+
+
+def test_labels_propagate_and_reserved_keys_win(validator):
+    xr = deployment(QWEN_DEMO)
+    xr["metadata"]["labels"] = {"team": "search", "modelplane.ai/cluster": "spoofed"}
+    first = call(xr, inputs(FLEET[0]))
+    rsp = call(xr, inputs(FLEET[0]), observe(first, url=True))
+    want = {"team": "search", "modelplane.ai/deployment": "qwen-demo", "modelplane.ai/cluster": "edge-l4",
+            "modelplane.ai/replica": "0"}
+    for name in ("replica-0-edge-l4", "endpoint-0-edge-l4"):
+        obj = desired(rsp)[name]
+        assert obj["metadata"]["labels"] == want
+        assert validator.validate_document(obj) == []
+
+
+def test_ready_replicas_make_the_deployment_ready():
+    xr = deployment(QWEN_DEMO)
+    rsp = call(xr, inputs(FLEET[0]), observe(call(xr, inputs(FLEET[0])), url=True, ready=True))
+    st = status(rsp)
+    assert st["replicas"] == {"desired": 1, "scheduled": 1, "ready": 1}
+    assert st["selector"] == "modelplane.ai/deployment=qwen-demo"
+    assert st["placements"] == [{"index": 0, "name": "qwen-demo-0-edge-l4", "cluster": "edge-l4", "ready": True,
+                                 "members": [{"engine": "qwen", "role": "Standalone", "pool": "l4"}]}]
+    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+
+
+def test_unready_replica_keeps_the_deployment_unready():
+    xr = deployment(QWEN_DEMO)
+    rsp = call(xr, inputs(FLEET[0]), observe(call(xr, inputs(FLEET[0]))))
+    assert status(rsp)["replicas"]["ready"] == 0
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+
+# --- input errors ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cel,why", [("device.attributes[", "syntax"), ("x" * 11000, "too long")])
+def test_bad_cel_selector_is_fatal_with_its_path(cel, why):
+    xr = deployment(QWEN_DEMO)
+    xr["spec"]["engines"][0]["members"][0]["nodeSelector"]["devices"][0]["selectors"] = [
+        {"cel": "true"}, {"cel": cel}]
+    msg = fatal(call(xr, inputs(FLEET[0])))
+    assert msg is not None and "spec.engines[0].members[0].nodeSelector.devices[0].selectors[1].cel" in msg, why
+
+
+def test_output_is_deterministic():
+    xr = deployment(PD, replicas=2)
+    a = call(xr, inputs(*FLEET)).SerializeToString(deterministic=True)
+    b = call(xr, inputs(*reversed(FLEET))).SerializeToString(deterministic=True)
+    assert a == b
