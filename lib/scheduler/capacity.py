@@ -25,47 +25,52 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from .types import DRA, InferenceClass, PodGroup, PoolPlacement
+from .types import DRA, InferenceClass, PodGroup
 
 
 class PoolFill:
-    """Free devices on each node of one pool."""
+    """Free devices on each node of one pool.
 
-    __slots__ = ("dims", "free", "per_node")
+    First fit always takes the lowest-numbered node that fits, and an
+    untouched node fits whatever a later untouched node fits, so the nodes
+    ever used form a prefix: only that prefix has rows (``free``); the
+    ``nodes - len(free)`` nodes after it are whole. An empty pool of any
+    size costs nothing, and a scan stops at the first untouched node.
+    """
 
-    def __init__(self, dims: tuple[str, ...], per_node: tuple[int, ...], free: list[list[int]]) -> None:
+    __slots__ = ("dims", "free", "nodes", "per_node")
+
+    def __init__(self, dims: tuple[str, ...], per_node: tuple[int, ...], nodes: int, free: list[list[int]] | None = None) -> None:
         self.dims = dims
         self.per_node = per_node
-        self.free = free
+        self.nodes = max(nodes, 0)
+        self.free = free if free is not None else []
 
     @classmethod
     def empty(cls, klass: InferenceClass, nodes: int) -> PoolFill:
-        dra = [d for d in klass.devices if d.claim == DRA]
-        dims = tuple(d.name for d in dra)
-        per_node = tuple(d.count for d in dra)
-        return cls(dims, per_node, [list(per_node) for _ in range(max(nodes, 0))])
+        dims, per_node = shape(klass)
+        return cls(dims, per_node, nodes)
 
     def copy(self) -> PoolFill:
-        return PoolFill(self.dims, self.per_node, [row[:] for row in self.free])
+        return PoolFill(self.dims, self.per_node, self.nodes, [row[:] for row in self.free])
 
-    @property
-    def nodes(self) -> int:
-        return len(self.free)
-
-    def vector(self, devices: Mapping[str, int] | Iterable[tuple[str, int]]) -> tuple[int, ...]:
-        want = dict(devices.items() if isinstance(devices, Mapping) else devices)
-        return tuple(want.get(name, 0) for name in self.dims)
+    def vector(self, devices: Mapping[str, int]) -> tuple[int, ...]:
+        return tuple(devices.get(name, 0) for name in self.dims)
 
     def free_devices(self) -> int:
-        return sum(sum(row) for row in self.free)
+        return sum(sum(row) for row in self.free) + (self.nodes - len(self.free)) * sum(self.per_node)
 
-    def spare(self, nodes: Iterable[int]) -> int:
-        return sum(sum(self.free[i]) for i in nodes)
+    def row(self, i: int) -> list[int]:
+        """Node ``i``'s free devices (materialising untouched nodes up to it)."""
+        while len(self.free) <= i:
+            self.free.append(list(self.per_node))
+        return self.free[i]
 
     def room(self, pods: int, vec: tuple[int, ...], gang: bool) -> int:
         """How many of ``pods`` would fit, for an explanation."""
         if gang:
-            return min(pods, sum(1 for row in self.free if _fits(row, vec)))
+            whole = self.nodes - len(self.free) if _fits(self.per_node, vec) else 0
+            return min(pods, sum(1 for row in self.free if _fits(row, vec)) + whole)
         trial = self.copy()
         placed = 0
         for _ in range(pods):
@@ -79,10 +84,12 @@ class PoolFill:
         nothing changed) when they do not fit."""
         if gang:
             chosen = [i for i, row in enumerate(self.free) if _fits(row, vec)][:pods]
+            if len(chosen) < pods and _fits(self.per_node, vec):
+                chosen += range(len(self.free), min(self.nodes, len(self.free) + pods - len(chosen)))
             if len(chosen) < pods:
                 return None
             for i in chosen:
-                _take(self.free[i], vec)
+                _take(self.row(i), vec)
             return chosen
         used: list[int] = []
         for _ in range(pods):
@@ -99,10 +106,20 @@ class PoolFill:
             if _fits(row, vec):
                 _take(row, vec)
                 return i
+        i = len(self.free)
+        if i < self.nodes and _fits(self.per_node, vec):
+            _take(self.row(i), vec)
+            return i
         return None
 
 
-def _fits(row: list[int], vec: tuple[int, ...]) -> bool:
+def shape(klass: InferenceClass) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The consumable (DRA) devices of a class and their count per node."""
+    dra = [d for d in klass.devices if d.claim == DRA]
+    return tuple(d.name for d in dra), tuple(d.count for d in dra)
+
+
+def _fits(row: list[int] | tuple[int, ...], vec: tuple[int, ...]) -> bool:
     for have, want in zip(row, vec):
         if have < want:
             return False
@@ -119,26 +136,50 @@ def _give(row: list[int], vec: tuple[int, ...]) -> None:
         row[k] += want
 
 
-def place_groups(fills: Mapping[str, PoolFill], pools: Iterable[tuple[str, Iterable[PodGroup]]]) -> set[tuple[str, int]] | None:
+class Taken:
+    """What ``place_groups`` took: the nodes used, and a way to give it back."""
+
+    __slots__ = ("log",)
+
+    def __init__(self, log: list[tuple[str, PoolFill, list[int], tuple[int, ...]]]) -> None:
+        self.log = log
+
+    def nodes(self) -> set[tuple[str, int]]:
+        return {(name, i) for name, _, ns, _ in self.log for i in ns}
+
+    def spare(self) -> int:
+        """Free devices left on the nodes used."""
+        seen = set()
+        total = 0
+        for name, fill, ns, _ in self.log:
+            for i in ns:
+                if (name, i) not in seen:
+                    seen.add((name, i))
+                    total += sum(fill.free[i])
+        return total
+
+    def undo(self) -> None:
+        for _, fill, ns, vec in reversed(self.log):
+            for i in ns:
+                _give(fill.free[i], vec)
+        self.log = []
+
+
+def place_groups(fills: Mapping[str, PoolFill], pools: Iterable[tuple[str, Iterable[PodGroup]]]) -> Taken | None:
     """Place every group of an allocation (possibly spanning pools) all or
-    nothing; mutates ``fills`` only on success. Returns the (pool, node)
-    pairs used, or None when something does not fit (or a pool is unknown)."""
-    plan = [(name, list(groups)) for name, groups in pools]
-    if any(name not in fills for name, _ in plan):
-        return None
-    trial = {name: fills[name].copy() for name, _ in plan}
-    used: set[tuple[str, int]] = set()
-    for name, groups in plan:
-        fill = trial[name]
+    nothing: on failure what was taken is given back and None returned (also
+    for an unknown pool)."""
+    taken = Taken([])
+    for name, groups in pools:
+        fill = fills.get(name)
+        if fill is None:
+            taken.undo()
+            return None
         for group in groups:
-            nodes = fill.place(group.count, fill.vector(group.devices), group.gang)
+            vec = fill.vector(group.devices)
+            nodes = fill.place(group.count, vec, group.gang)
             if nodes is None:
+                taken.undo()
                 return None
-            used.update((name, i) for i in nodes)
-    for name, fill in trial.items():
-        fills[name].free = fill.free  # type: ignore[index]
-    return used
-
-
-def placement_groups(placements: Iterable[PoolPlacement]) -> list[tuple[str, tuple[PodGroup, ...]]]:
-    return [(p.pool, p.pods) for p in placements]
+            taken.log.append((name, fill, nodes, vec))
+    return taken

@@ -7,6 +7,7 @@ result never depends on the order the API server listed them in.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 from . import explain
@@ -14,7 +15,7 @@ from .filters import CAPACITY, FilterContext, run_filters
 from .keep import HOLD, MOVE, dedupe, judge, new_indexes, scale_down
 from .matching import DeviceMatcher, Matches, MemberFit
 from .plan import ClusterState, Plan, bind, empty_state, member_placements, plan_replica, pod_groups, replay
-from .scores import rank
+from .scores import select_key
 from .types import (
     HELD,
     KEPT,
@@ -87,26 +88,38 @@ def schedule(
             continue
         state = states.get(name)
         if state is None:
-            state = empty_state(cluster, fleet.classes)
+            state = empty_state(cluster, fleet.classes, matches)
             replay(state, deployment.key, ())
         state.own += held_on.get(name, 0)
         plans[name] = (state, plan_replica(deployment, state, matches))
 
+    # Score once per cluster; a heap of raw score keys, refreshed for the
+    # bound cluster only (stale entries are skipped when they surface).
+    keys = {n: select_key(deployment, s, p) for n, (s, p) in plans.items() if isinstance(p, Plan)}
+    heap = [(k, n) for n, k in keys.items()]
+    heapq.heapify(heap)
     unplaced: list[Unplaced] = []
     for index in wanted:
-        # Score and select among the clusters where the replica fits now.
-        feasible = {n: (s, p) for n, (s, p) in plans.items() if isinstance(p, Plan)}
-        if not feasible:
+        while heap and keys.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)
+        if not heap:
             why = dict(rejected)
             why.update({n: (CAPACITY, p) for n, (_, p) in plans.items() if isinstance(p, str)})
             message = explain.fit_error(why, len(clusters))
             unplaced.append(Unplaced(index, {n: r for n, (_, r) in sorted(why.items())}, message))
             continue
-        best, _ = rank(deployment, feasible)[0]
-        state, plan = feasible[best]
-        # Bind: commit the fill, then re-plan only the cluster that changed.
+        # Select the best; bind: commit the fill and re-plan only that cluster.
+        _, best = heapq.heappop(heap)
+        state, plan = plans[best]
+        assert isinstance(plan, Plan)
         bind(state, plan)
-        plans[best] = (state, plan_replica(deployment, state, matches))
+        replanned = plan_replica(deployment, state, matches)
+        plans[best] = (state, replanned)
+        if isinstance(replanned, Plan):
+            keys[best] = select_key(deployment, state, replanned)
+            heapq.heappush(heap, (keys[best], best))
+        else:
+            del keys[best]
         origin = leaving.get(index)
         placed[index] = Placement(
             index=index,
@@ -132,7 +145,7 @@ def _keep_on(
         fits = tuple(matches.fit(pools[p].class_name, i) for i, p in enumerate(c.pools))
         resolved[c.index] = fits  # type: ignore[assignment]  # judge() proved every fit
         own.append((c.order or deployment.order(c.index), c.index, pod_groups(deployment, c.pools, fits)))  # type: ignore[arg-type]
-    state = empty_state(cluster, fleet.classes)
+    state = empty_state(cluster, fleet.classes, matches, {p for c in stay for p in c.pools})
     failed = replay(state, deployment.key, own)
     kept = {
         c.index: Placement(

@@ -82,6 +82,10 @@ class Matches:
         self._selector_memo: dict[tuple[str, str, str], tuple[bool, str | None]] = {}
         self._by_class: dict[str, tuple[MemberFit | Misfit, ...] | None] = {}
         self.evaluations = 0
+        # Other per-deployment results keyed by plain values (plan.py keeps
+        # pod groups per (pools, demands) here): a thousand clusters share a
+        # handful of shapes.
+        self.memo: dict[tuple, object] = {}
 
     def known(self, class_name: str) -> bool:
         return class_name in self._classes
@@ -94,6 +98,14 @@ class Matches:
                 None if cls is None else tuple(self._member_fit(cls, m) for m in self._members)
             )
         return self._by_class[class_name]
+
+    def useful(self, class_name: str) -> bool:
+        """Whether some member fits the class: only then is a pool of it worth tracking."""
+        key = ("useful", class_name)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = any(isinstance(f, MemberFit) for f in self.fits(class_name) or ())
+        return hit  # type: ignore[return-value]
 
     def fit(self, class_name: str, member: int) -> MemberFit | Misfit | None:
         fits = self.fits(class_name)

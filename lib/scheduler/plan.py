@@ -24,10 +24,10 @@ replayed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .capacity import PoolFill, place_groups
+from .capacity import PoolFill, place_groups, shape
 from .matching import Matches, MemberFit
 from .types import (
     Cluster,
@@ -41,19 +41,23 @@ from .types import (
 
 @dataclass(frozen=True)
 class Plan:
-    """A tentative placement of one replica on one cluster."""
+    """A tentative placement of one replica on one cluster. Binding places
+    ``pods`` for real; on the same fill that gives the same nodes."""
 
     members: tuple[MemberPlacement, ...]
     pods: tuple[PoolPlacement, ...]
     free_after: int  # free DRA devices left in the pools it uses (packing)
-    fills: dict[str, PoolFill] = field(compare=False, repr=False)
 
 
 @dataclass
 class ClusterState:
+    """A cluster's fill. Only pools that can matter get one: those whose
+    class fits some member, and those this deployment's replicas use."""
+
     cluster: Cluster
     fills: dict[str, PoolFill]
     own: int = 0  # replicas of this deployment here (spread)
+    _candidates: dict[int, list[tuple[str, MemberFit]]] = field(default_factory=dict)
 
 
 def pod_groups(deployment: Deployment, pools: Sequence[str], fits: Sequence[MemberFit]) -> tuple[PoolPlacement, ...]:
@@ -95,12 +99,16 @@ def member_placements(deployment: Deployment, pools: Sequence[str], fits: Sequen
     )
 
 
-def empty_state(cluster: Cluster, classes: Mapping[str, InferenceClass]) -> ClusterState:
-    fills = {
-        p.name: PoolFill.empty(classes[p.class_name], p.nodes)
-        for p in (cluster.pools or ())
-        if p.class_name in classes
-    }
+def empty_state(
+    cluster: Cluster, classes: Mapping[str, InferenceClass], matches: Matches, also: Collection[str] = ()
+) -> ClusterState:
+    """Empty nodes for the pools that can matter (see ``ClusterState``)."""
+    fills = {}
+    for p in cluster.pools or ():
+        if p.class_name in classes and (p.name in also or matches.useful(p.class_name)):
+            key = ("shape", p.class_name)
+            dims, per_node = matches.memo.get(key) or matches.memo.setdefault(key, shape(classes[p.class_name]))
+            fills[p.name] = PoolFill(dims, per_node, p.nodes)
     return ClusterState(cluster, fills)
 
 
@@ -134,47 +142,70 @@ def replay(
 
 
 def candidates(state: ClusterState, matches: Matches, member: int) -> list[tuple[str, MemberFit]]:
-    out = []
-    for pool in sorted(state.cluster.pools or (), key=lambda p: p.name):
-        fit = matches.fit(pool.class_name, member)
-        if isinstance(fit, MemberFit) and pool.name in state.fills:
-            out.append((pool.name, fit))
+    """The pools a member may use here, by name (computed once per cluster)."""
+    out = state._candidates.get(member)
+    if out is None:
+        out = []
+        for pool in sorted(state.cluster.pools or (), key=lambda p: p.name):
+            fit = matches.fit(pool.class_name, member)
+            if isinstance(fit, MemberFit) and pool.name in state.fills:
+                out.append((pool.name, fit))
+        state._candidates[member] = out
     return out
 
 
+def _groups(deployment: Deployment, matches: Matches, pools: list[str], fits: list[MemberFit]) -> tuple[PoolPlacement, ...]:
+    key = ("groups", tuple(pools), tuple(f.demand for f in fits))
+    hit = matches.memo.get(key)
+    if hit is None:
+        hit = matches.memo[key] = pod_groups(deployment, pools, fits)
+    return hit  # type: ignore[return-value]
+
+
+def _members(deployment: Deployment, matches: Matches, pools: list[str], fits: list[MemberFit]) -> tuple[MemberPlacement, ...]:
+    key = ("members", tuple(pools), tuple(id(f) for f in fits))
+    hit = matches.memo.get(key)
+    if hit is None:
+        # Fits live as long as the match table, so their ids are stable keys.
+        hit = matches.memo[key] = (member_placements(deployment, pools, fits), fits)
+    return hit[0]  # type: ignore[index]
+
+
 def plan_replica(deployment: Deployment, state: ClusterState, matches: Matches) -> Plan | str:
-    """Where one more replica would go here, or why it does not fit."""
+    """Where one more replica would go here, or why it does not fit. Trials
+    are placed on the live fill and undone, which is cheaper than copying."""
     members = deployment.members()
     pools: list[str] = []
     fits: list[MemberFit] = []
-    fills = state.fills
+    free_after = 0
     for i in range(len(members)):
-        best: tuple[tuple[int, str], dict[str, PoolFill], MemberFit] | None = None
+        best: tuple[int, str, MemberFit, int] | None = None
         for pool, fit in candidates(state, matches, i):
-            groups = pod_groups(deployment, [*pools, pool], [*fits, fit])
-            trial = {p.pool: state.fills[p.pool].copy() for p in groups}
-            used = place_groups(trial, [(p.pool, p.pods) for p in groups])
-            if used is None:
+            groups = _groups(deployment, matches, [*pools, pool], [*fits, fit])
+            taken = place_groups(state.fills, [(p.pool, p.pods) for p in groups])
+            if taken is None:
                 continue
-            spare = sum(sum(trial[p].free[n]) for p, n in used)
-            if best is None or (spare, pool) < best[0]:
-                best = ((spare, pool), trial, fit)
+            spare = taken.spare()
+            if best is None or (spare, pool) < best[:2]:
+                free = sum(state.fills[p.pool].free_devices() for p in groups)
+                best = (spare, pool, fit, free)
+            taken.undo()
         if best is None:
             return _no_room(deployment, state, matches, pools, fits, i)
-        pools.append(best[0][1])
+        pools.append(best[1])
         fits.append(best[2])
-        fills = best[1]
-    groups = pod_groups(deployment, pools, fits)
+        free_after = best[3]
     return Plan(
-        members=member_placements(deployment, pools, fits),
-        pods=groups,
-        free_after=sum(fills[p.pool].free_devices() for p in groups),
-        fills=fills,
+        members=_members(deployment, matches, pools, fits),
+        pods=_groups(deployment, matches, pools, fits),
+        free_after=free_after,
     )
 
 
 def bind(state: ClusterState, plan: Plan) -> None:
-    state.fills.update(plan.fills)
+    taken = place_groups(state.fills, [(p.pool, p.pods) for p in plan.pods])
+    # The plan was made on this very fill, so it must still fit.
+    assert taken is not None, "plan no longer fits the fill it was made on"
     state.own += 1
 
 
@@ -198,7 +229,7 @@ def _no_room(
     parts = []
     for pool, fit in candidates(state, matches, i):
         fill = base[pool]
-        vec = fill.vector(fit.demand)
+        vec = fill.vector(dict(fit.demand))
         each = ", ".join(f"{n} {d}" for d, n in fit.demand) or "no devices"
         if engine.gang:
             size = sum(m.pods for m in engine.members)

@@ -13,6 +13,11 @@ tuning can let packing undo spreading:
    big free pools stay whole for big jobs.
 
 Remaining ties go to the cluster name, ascending.
+
+Each normalised score falls as its raw value rises, so "best normalised
+scores" is exactly "lowest raw values": ``select_key`` gives the raw tuple
+the scheduler keeps in a heap (one push per bind instead of re-scoring the
+fleet per replica); ``rank`` is the normalised view of the same order.
 """
 
 from __future__ import annotations
@@ -61,6 +66,11 @@ class Pack:
 
 
 SCORES = (TaintPreference(), Spread(), Pack())
+
+
+def select_key(deployment: Deployment, state: ClusterState, plan: Plan) -> tuple[float, ...]:
+    """Raw scores in priority order; the smallest (then the name) wins."""
+    return tuple(s.raw(deployment, state, plan) for s in SCORES)
 
 
 def rank(deployment: Deployment, feasible: Mapping[str, tuple[ClusterState, Plan]]) -> list[tuple[str, tuple[float, ...]]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-
 from modelplane.scheduler import (
     HELD,
     KEPT,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-
 from modelplane.cel import Device
 from modelplane.scheduler import (
     ClassDevice,

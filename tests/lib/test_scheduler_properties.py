@@ -6,7 +6,6 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from modelplane.scheduler import (
     DRA,
     Cluster,

@@ -1,0 +1,171 @@
+"""The fleet scheduler at 10, 100 and 1,000 clusters (target: <= 50 ms at 1,000).
+
+The fleet: each cluster has 4 pools drawn from six realistic classes (L4 x1
+24Gi; A100 x8 80Gi; H100 x8 80Gi with a Synthetic InfiniBand NIC; H200 x8
+141Gi; MI300X x8 192Gi on gpu.amd.com; L40S x4 48Gi), 2-8 nodes each, and 2
+replicas of other deployments already allocated. One deployment of 10
+replicas asks for one GPU with at least 40Gi from gpu.nvidia.com, through
+the real CEL matcher.
+
+"cold" clears the CEL compile cache and match memo before each run (a fresh
+function process); "warm" reuses them (every later reconcile). Times are
+medians; "CEL evals" counts engine evaluations in one cold run; "peak RSS"
+is the process high-water mark after the size's runs.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import statistics
+import time
+
+from modelplane import cel
+from modelplane.cel import Device
+from modelplane.scheduler import (
+    Allocation,
+    ClassDevice,
+    Cluster,
+    Deployment,
+    DeviceRequest,
+    Engine,
+    Fleet,
+    InferenceClass,
+    Member,
+    PodGroup,
+    Pool,
+    schedule,
+)
+
+SIZES = (10, 100, 1000)
+COLD_RUNS = 5
+WARM_RUNS = 9
+
+
+def _gpu(driver: str, arch: str, memory: str) -> dict:
+    return {
+        "name": "gpu",
+        "driver": driver,
+        "attributes": {"architecture": {"string": arch}},
+        "capacity": {"memory": {"value": memory}},
+    }
+
+
+_NIC = {"name": "nic", "driver": "nic.nvidia.com", "attributes": {"linkType": {"string": "infiniband"}}}
+
+# name -> (device dict, per node, claim)
+_CATALOGUE = {
+    "l4": [(_gpu("gpu.nvidia.com", "Ada", "24Gi"), 1, "DRA")],
+    "a100": [(_gpu("gpu.nvidia.com", "Ampere", "80Gi"), 8, "DRA")],
+    "h100": [(_gpu("gpu.nvidia.com", "Hopper", "80Gi"), 8, "DRA"), (_NIC, 1, "Synthetic")],
+    "h200": [(_gpu("gpu.nvidia.com", "Hopper", "141Gi"), 8, "DRA")],
+    "mi300x": [(_gpu("gpu.amd.com", "CDNA3", "192Gi"), 8, "DRA")],
+    "l40s": [(_gpu("gpu.nvidia.com", "Ada", "48Gi"), 4, "DRA")],
+}
+
+
+def classes() -> dict[str, InferenceClass]:
+    return {
+        name: InferenceClass(
+            name,
+            tuple(
+                ClassDevice(d["name"], Device.from_class_device(d), n, claim, d["driver"] if claim == "DRA" else None)
+                for d, n, claim in devices
+            ),
+        )
+        for name, devices in _CATALOGUE.items()
+    }
+
+
+def fleet(n: int, seed: int = 7) -> Fleet:
+    rnd = random.Random(seed)
+    klasses = classes()
+    clusters = []
+    for i in range(n):
+        picked = rnd.sample(sorted(klasses), 4)
+        pools = []
+        for k, name in enumerate(picked):
+            per_node = next(d.count for d in klasses[name].devices if d.claim == "DRA")
+            allocs = ()
+            if k < 2:  # two replicas of other deployments per cluster
+                allocs = (
+                    Allocation(
+                        f"team-{i}/other-{k}-c{i}",
+                        f"team-{i}/other",
+                        f"2025-0{k + 1}-01T00:00:00Z/team-{i}/other/{k:05d}",
+                        (PodGroup(1, {"gpu": per_node}, False),),
+                    ),
+                )
+            pools.append(Pool(f"{name}-pool", name, rnd.randint(2, 8), allocs))
+        clusters.append(
+            Cluster(f"cluster-{i:04d}", {"region": rnd.choice(["us", "eu"]), "tier": "prod"}, True, "", (), tuple(pools))
+        )
+    return Fleet(tuple(clusters), klasses, None, True)
+
+
+def deployment() -> Deployment:
+    request = DeviceRequest(
+        "gpu",
+        1,
+        (
+            'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0',
+            'device.driver == "gpu.nvidia.com"',
+        ),
+    )
+    return Deployment(
+        namespace="ml-team",
+        name="qwen3-8b",
+        created="2026-01-01T00:00:00Z",
+        replicas=10,
+        cluster_selector={"tier": "prod"},
+        engines=(Engine("qwen3-8b", 1, None, (Member("Standalone", 1, (request,)),)),),
+    )
+
+
+def _clear_cel() -> None:
+    # A fresh function process: no compiled programs, no match memo.
+    from modelplane.cel import adapter, device
+
+    adapter._cache.clear()
+    device._memo.clear()
+
+
+def _time(d: Deployment, f: Fleet, runs: int, cold: bool) -> tuple[float, int, int]:
+    times = []
+    evals = compiles = 0
+    for _ in range(runs):
+        if cold:
+            _clear_cel()
+        cel.reset_stats()
+        start = time.perf_counter()
+        got = schedule(d, f)
+        times.append((time.perf_counter() - start) * 1000)
+        assert len(got.placements) == d.replicas, got.message
+        s = cel.stats()
+        evals, compiles = s["evaluations"], s["compiles"]
+    return statistics.median(times), evals, compiles
+
+
+def run() -> list[dict]:
+    rows = []
+    d = deployment()
+    for n in SIZES:
+        f = fleet(n)
+        cold, cold_evals, compiles = _time(d, f, COLD_RUNS, cold=True)
+        warm, warm_evals, _ = _time(d, f, WARM_RUNS, cold=False)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        rows.append(
+            {
+                "clusters": n,
+                "pools": 4 * n,
+                "replicas": d.replicas,
+                "cold ms": cold,
+                "warm ms": warm,
+                "warm us/cluster": warm * 1000 / n,
+                "CEL compiles (cold)": compiles,
+                "CEL evals (cold)": cold_evals,
+                "CEL evals (warm)": warm_evals,
+                "peak RSS MiB": rss,
+            }
+        )
+    return rows
