@@ -165,21 +165,37 @@ class Taken:
         self.log = []
 
 
-def place_groups(fills: Mapping[str, PoolFill], pools: Iterable[tuple[str, Iterable[PodGroup]]]) -> Taken | None:
-    """Place every group of an allocation (possibly spanning pools) all or
-    nothing: on failure what was taken is given back and None returned (also
-    for an unknown pool)."""
-    taken = Taken([])
+Compiled = list[tuple[str, list[tuple[int, tuple[int, ...], bool]]]]
+
+
+def compile_groups(fills: Mapping[str, PoolFill], pools: Iterable[tuple[str, Iterable[PodGroup]]]) -> Compiled | None:
+    """Groups as (pool, [(count, device vector, gang)]) for ``place_compiled``;
+    None when a pool is unknown. Worth keeping when placed many times."""
+    out: Compiled = []
     for name, groups in pools:
         fill = fills.get(name)
         if fill is None:
-            taken.undo()
             return None
-        for group in groups:
-            vec = fill.vector(group.devices)
-            nodes = fill.place(group.count, vec, group.gang)
+        out.append((name, [(g.count, fill.vector(g.devices), g.gang) for g in groups]))
+    return out
+
+
+def place_compiled(fills: Mapping[str, PoolFill], compiled: Compiled) -> Taken | None:
+    taken = Taken([])
+    for name, groups in compiled:
+        fill = fills[name]
+        for count, vec, gang in groups:
+            nodes = fill.place(count, vec, gang)
             if nodes is None:
                 taken.undo()
                 return None
             taken.log.append((name, fill, nodes, vec))
     return taken
+
+
+def place_groups(fills: Mapping[str, PoolFill], pools: Iterable[tuple[str, Iterable[PodGroup]]]) -> Taken | None:
+    """Place every group of an allocation (possibly spanning pools) all or
+    nothing: on failure what was taken is given back and None returned (also
+    for an unknown pool)."""
+    compiled = compile_groups(fills, pools)
+    return None if compiled is None else place_compiled(fills, compiled)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .capacity import PoolFill, place_groups, shape
+from .capacity import Compiled, PoolFill, compile_groups, place_compiled, place_groups, shape
 from .matching import Matches, MemberFit
 from .types import (
     Cluster,
@@ -58,6 +58,9 @@ class ClusterState:
     fills: dict[str, PoolFill]
     own: int = 0  # replicas of this deployment here (spread)
     _candidates: dict[int, list[tuple[str, MemberFit]]] = field(default_factory=dict)
+    # Member 0's trial per candidate pool does not depend on other members:
+    # compiled once per cluster, it is what most deployments ever need.
+    _first: list[tuple[str, MemberFit, Compiled]] | None = None
 
 
 def pod_groups(deployment: Deployment, pools: Sequence[str], fits: Sequence[MemberFit]) -> tuple[PoolPlacement, ...]:
@@ -171,6 +174,24 @@ def _members(deployment: Deployment, matches: Matches, pools: list[str], fits: l
     return hit[0]  # type: ignore[index]
 
 
+def _trials(
+    deployment: Deployment, state: ClusterState, matches: Matches, i: int, pools: list[str], fits: list[MemberFit]
+) -> list[tuple[str, MemberFit, Compiled]]:
+    """For member ``i``: each candidate pool with the compiled groups of
+    members 0..i placed (earlier members in ``pools``)."""
+    if i == 0 and state._first is not None:
+        return state._first
+    out = []
+    for pool, fit in candidates(state, matches, i):
+        groups = _groups(deployment, matches, [*pools, pool], [*fits, fit])
+        compiled = compile_groups(state.fills, [(p.pool, p.pods) for p in groups])
+        if compiled is not None:
+            out.append((pool, fit, compiled))
+    if i == 0:
+        state._first = out
+    return out
+
+
 def plan_replica(deployment: Deployment, state: ClusterState, matches: Matches) -> Plan | str:
     """Where one more replica would go here, or why it does not fit. Trials
     are placed on the live fill and undone, which is cheaper than copying."""
@@ -180,14 +201,13 @@ def plan_replica(deployment: Deployment, state: ClusterState, matches: Matches) 
     free_after = 0
     for i in range(len(members)):
         best: tuple[int, str, MemberFit, int] | None = None
-        for pool, fit in candidates(state, matches, i):
-            groups = _groups(deployment, matches, [*pools, pool], [*fits, fit])
-            taken = place_groups(state.fills, [(p.pool, p.pods) for p in groups])
+        for pool, fit, compiled in _trials(deployment, state, matches, i, pools, fits):
+            taken = place_compiled(state.fills, compiled)
             if taken is None:
                 continue
             spare = taken.spare()
             if best is None or (spare, pool) < best[:2]:
-                free = sum(state.fills[p.pool].free_devices() for p in groups)
+                free = sum(state.fills[name].free_devices() for name, _ in compiled)
                 best = (spare, pool, fit, free)
             taken.undo()
         if best is None:

@@ -310,3 +310,46 @@ def test_gang_leader_and_worker_with_different_devices_split_groups() -> None:
     got = schedule(_deployment(engines=[e]), _fleet(_cluster("a", pools=[_pool(nodes=2)])), matcher=FakeMatcher())
     assert placement_dicts(got.placements[0]) == [{"pool": "a100", "pods": [
         {"count": 1, "devices": {"gpu": 2}, "gang": True}, {"count": 1, "devices": {"gpu": 8}, "gang": True}]}]
+
+
+# --- scores -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "lower_is_better", "want"),
+    [
+        ("lowest raw scores 100", {"a": 0, "b": 5, "c": 10}, True, {"a": 100.0, "b": 50.0, "c": 0.0}),
+        ("highest raw scores 100", {"a": 0, "b": 10}, False, {"a": 0.0, "b": 100.0}),
+        ("all equal all best", {"a": 3, "b": 3}, True, {"a": 100.0, "b": 100.0}),
+        ("nothing to score", {}, True, {}),
+    ],
+)
+def test_normalize(name, raw, lower_is_better, want) -> None:
+    from modelplane.scheduler import normalize
+
+    assert normalize(raw, lower_is_better) == want
+
+
+def test_heap_selection_agrees_with_the_normalised_ranking() -> None:
+    from modelplane.scheduler import Matches
+    from modelplane.scheduler.plan import empty_state, plan_replica, replay
+    from modelplane.scheduler.scores import rank, select_key
+
+    d = _one_gpu(1)
+    clusters = [
+        _cluster("a", pools=[_pool(nodes=3)]),
+        _cluster("b", pools=[_pool(nodes=2, allocations=[_alloc(gpus=6)])]),
+        _cluster("c", pools=[_pool(nodes=1)], taints=[("spot", "", "PreferNoSchedule")]),
+        _cluster("d", pools=[_pool("l4", nodes=1)]),
+    ]
+    fleet = _fleet(*clusters)
+    m = Matches(d, fleet.classes, FakeMatcher())
+    feasible = {}
+    for c in clusters:
+        s = empty_state(c, fleet.classes, m)
+        replay(s, d.key, ())
+        feasible[c.name] = (s, plan_replica(d, s, m))
+    ranked = rank(d, feasible)
+    by_key = sorted(feasible, key=lambda n: (select_key(d, *feasible[n]), n))
+    assert [n for n, _ in ranked] == by_key == ["d", "b", "a", "c"]
+    assert ranked[0][1] == (100.0, 100.0, 100.0)
