@@ -22,7 +22,7 @@ admission keys).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from google.protobuf import struct_pb2
 
@@ -120,102 +120,90 @@ class ClusterInfo:
     gateway: Mapping[str, str] = field(default_factory=dict)
 
 
-def _get(s: struct_pb2.Struct, key: str) -> struct_pb2.Value | None:
-    return s.fields[key] if key in s.fields else None
+# Struct access: work on the ``fields`` maps and read typed members directly
+# (a missing or differently typed value reads as its zero value); ``get``
+# never inserts into the request, unlike indexing a protobuf map.
+Fields = Mapping[str, struct_pb2.Value]
+_NONE: Fields = {}
 
 
-def _struct(s: struct_pb2.Struct, key: str) -> struct_pb2.Struct | None:
-    v = _get(s, key)
-    return v.struct_value if v is not None and v.WhichOneof("kind") == "struct_value" else None
+def _m(f: Fields, key: str) -> Fields:
+    v = f.get(key)
+    return v.struct_value.fields if v is not None else _NONE
 
 
-def _list(s: struct_pb2.Struct | None, key: str) -> Iterable[struct_pb2.Value]:
-    if s is None:
-        return ()
-    v = _get(s, key)
-    return v.list_value.values if v is not None and v.WhichOneof("kind") == "list_value" else ()
+def _l(f: Fields, key: str) -> Sequence[struct_pb2.Value]:
+    v = f.get(key)
+    return v.list_value.values if v is not None else ()
 
 
-def _str(s: struct_pb2.Struct | None, key: str) -> str:
-    if s is None:
-        return ""
-    v = _get(s, key)
-    return v.string_value if v is not None and v.WhichOneof("kind") == "string_value" else ""
+def _s(f: Fields, key: str) -> str:
+    v = f.get(key)
+    return v.string_value if v is not None else ""
 
 
-def _int(s: struct_pb2.Struct, key: str, default: int = 0) -> int:
-    v = _get(s, key)
-    return int(v.number_value) if v is not None and v.WhichOneof("kind") == "number_value" else default
+def _n(f: Fields, key: str) -> int:
+    v = f.get(key)
+    return int(v.number_value) if v is not None else 0
 
 
-def _strings(s: struct_pb2.Struct | None) -> dict[str, str]:
-    if s is None:
-        return {}
-    return {k: v.string_value for k, v in s.fields.items() if v.WhichOneof("kind") == "string_value"}
+def _strings(f: Fields) -> dict[str, str]:
+    return {k: v.string_value for k, v in f.items()}
 
 
-def _ready(status: struct_pb2.Struct | None) -> tuple[bool, str]:
-    for v in _list(status, "conditions"):
-        cond = v.struct_value
-        if _str(cond, "type") == "Ready":
-            if _str(cond, "status") == "True":
+def _ready(status: Fields) -> tuple[bool, str]:
+    for v in _l(status, "conditions"):
+        cond = v.struct_value.fields
+        if _s(cond, "type") == "Ready":
+            if _s(cond, "status") == "True":
                 return True, ""
-            return False, _str(cond, "reason") or _str(cond, "message")
+            return False, _s(cond, "reason") or _s(cond, "message")
     return False, "no Ready condition yet"
 
 
-def _pods(alloc: struct_pb2.Struct) -> tuple[PodGroup, ...]:
+def _pods(alloc: Fields) -> tuple[PodGroup, ...]:
     out = []
-    for v in _list(alloc, "pods"):
-        g = v.struct_value
-        devices = _struct(g, "devices")
-        gang = _get(g, "gang")
+    for v in _l(alloc, "pods"):
+        g = v.struct_value.fields
+        gang = g.get("gang")
         out.append(PodGroup(
-            count=_int(g, "count"),
-            devices={k: int(d.number_value) for k, d in sorted(devices.fields.items())} if devices else {},
-            gang=bool(gang.bool_value) if gang is not None else False,
+            count=_n(g, "count"),
+            devices={k: int(d.number_value) for k, d in sorted(_m(g, "devices").items())},
+            gang=gang.bool_value if gang is not None else False,
         ))
+    return tuple(out)
+
+
+def _allocations(pool: Fields, own: str) -> tuple[Allocation, ...]:
+    out = []
+    for v in _l(pool, "allocations"):
+        a = v.struct_value.fields
+        dep = _s(a, "deployment")
+        if dep != own:
+            out.append(Allocation(replica=_s(a, "replica"), deployment=dep, order=_s(a, "order"), pods=_pods(a)))
     return tuple(out)
 
 
 def read_cluster(s: struct_pb2.Struct, own: str) -> tuple[Cluster, ClusterInfo]:
     """One InferenceCluster; ``own`` is this deployment's ``namespace/name``."""
-    meta = _struct(s, "metadata")
-    spec = _struct(s, "spec")
-    status = _struct(s, "status")
-    name = _str(meta, "name")
+    f = s.fields
+    meta, spec, status = _m(f, "metadata"), _m(f, "spec"), _m(f, "status")
+    name = _s(meta, "name")
     ready, why = _ready(status)
     taints = tuple(
-        Taint(key=_str(t.struct_value, "key"), value=_str(t.struct_value, "value"),
-              effect=_str(t.struct_value, "effect") or "NoSchedule")
-        for t in _list(spec, "taints")
+        Taint(key=_s(t, "key"), value=_s(t, "value"), effect=_s(t, "effect") or "NoSchedule")
+        for t in (v.struct_value.fields for v in _l(spec, "taints"))
     )
     pools: tuple[Pool, ...] | None = None
-    if status is not None and _get(status, "pools") is not None:
+    if "pools" in status:
         pools = tuple(
-            Pool(
-                name=_str(p.struct_value, "name"),
-                class_name=_str(p.struct_value, "class"),
-                nodes=_int(p.struct_value, "nodes"),
-                allocations=tuple(
-                    Allocation(
-                        replica=_str(a.struct_value, "replica"),
-                        deployment=_str(a.struct_value, "deployment"),
-                        order=_str(a.struct_value, "order"),
-                        pods=_pods(a.struct_value),
-                    )
-                    for a in _list(p.struct_value, "allocations")
-                    if _str(a.struct_value, "deployment") != own
-                ),
-            )
-            for p in _list(status, "pools")
+            Pool(name=_s(p, "name"), class_name=_s(p, "class"), nodes=_n(p, "nodes"), allocations=_allocations(p, own))
+            for p in (v.struct_value.fields for v in _l(status, "pools"))
         )
-    cluster = Cluster(name=name, labels=_strings(_struct(meta, "labels") if meta else None), ready=ready,
-                      not_ready_reason=why, taints=taints, pools=pools)
-    info = ClusterInfo(
-        provider_config=_str(status, "providerConfigName") or name,
-        gateway=_strings(_struct(status, "gateway") if status else None),
-    )
+    cluster = Cluster(name=name, labels=_strings(_m(meta, "labels")), ready=ready, not_ready_reason=why,
+                      taints=taints, pools=pools)
+    info = ClusterInfo(provider_config=_s(status, "providerConfigName") or name,
+                       gateway=_strings(_m(status, "gateway")))
     return cluster, info
 
 

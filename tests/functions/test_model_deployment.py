@@ -404,3 +404,17 @@ def test_output_is_deterministic():
     a = call(xr, inputs(*FLEET)).SerializeToString(deterministic=True)
     b = call(xr, inputs(*reversed(FLEET))).SerializeToString(deterministic=True)
     assert a == b
+
+
+# --- over real gRPC ------------------------------------------------------------------
+
+
+def test_serves_over_grpc():
+    from tests.support import call as grpc_call, serve_process
+
+    req = request(deployment(QWEN_DEMO), required=inputs(*FLEET))
+    with serve_process(FN, "--insecure") as address:
+        rsp = grpc_call(address, req)
+    assert fatal(rsp) is None
+    assert sorted(replicas(rsp)) == ["replica-0-edge-l4"]
+    assert conditions(rsp)["Scheduled"].reason == "Scheduled"
