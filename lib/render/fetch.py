@@ -16,7 +16,8 @@ The caller always sets the requirement's key, so "looked up, none found"
 ``strict_namespace=True`` is the engine's (CLI >= v2.3) reading: a
 selector's namespace must equal the object's; a namespaced XR's selectors
 without a namespace look in the XR's namespace, except label selectors,
-which keep meaning "every namespace".
+which keep meaning "every namespace", and cluster-scoped objects, which
+have no namespace to default to.
 """
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ class Fetcher:
         if not self.strict_namespace:
             return True
         want = sel.namespace if sel.HasField("namespace") else None
+        if want is None and not _meta(obj).get("namespace"):
+            return True  # a cluster-scoped object: there is no namespace to default to
         if want is None and sel.WhichOneof("match") != "match_labels":
             want = self.xr_namespace
         return want is None or _meta(obj).get("namespace", "") == want
