@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-
 from modelplane.scheduler import Matches, Toleration
 from modelplane.scheduler.filters import (
     CacheReady,
