@@ -1,0 +1,1 @@
+"""Reliability: hostile input, faults, tenancy, load and security across every function."""

@@ -1,0 +1,74 @@
+"""``modelplane serve`` subprocesses for reliability tests, with their logs kept.
+
+Unlike tests.support.serve_process this writes the server's output to files
+(a pipe nobody reads fills up under load and stalls the server) and exposes
+the process, so tests can signal it and read what it logged.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Mapping
+
+from tests import support
+
+
+class Server:
+    """One ``modelplane serve FUNCTION`` process on a free local port."""
+
+    def __init__(self, function: str, *extra: str, env: Mapping[str, str] | None = None):
+        self.port = support.free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self._dir = Path(tempfile.mkdtemp(prefix="modelplane-rel-"))
+        self._out = open(self._dir / "stdout", "w")
+        self._err = open(self._dir / "stderr", "w")
+        cmd = [sys.executable, "-m", "modelplane.cli", "serve", function, "--address", self.address, *extra]
+        self.proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, stdout=self._out, stderr=self._err,
+                                     cwd=support.ROOT)
+        self._wait_listening()
+
+    def _wait_listening(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited {self.proc.returncode}: {self.logs()}")
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise RuntimeError("serve did not start listening within 30s")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def logs(self) -> str:
+        self._out.flush()
+        self._err.flush()
+        return (self._dir / "stdout").read_text() + (self._dir / "stderr").read_text()
+
+    def sigterm(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._out.close()
+        self._err.close()
+        return self.proc.returncode
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
