@@ -173,9 +173,16 @@ class _Run:
             f"requirements didn't stabilize after the maximum number of iterations ({MAX_REQUIREMENTS_ITERATIONS})"
         )
 
+    def _pipeline(self) -> list[dict]:
+        return (self.inputs.composition.get("spec") or {}).get("pipeline") or []
+
     def run(self) -> RenderOutput:
+        # Start only what the pipeline calls: a functions file usually lists
+        # every function of a package, and each local one costs a process.
+        used = {str((step.get("functionRef") or {}).get("name", "")) for step in self._pipeline()}
+        needed = [fn for fn in self.inputs.functions if (fn.get("metadata") or {}).get("name") in used]
         try:
-            self.pool.start(self.inputs.functions, self.deadline)
+            self.pool.start(needed, self.deadline)
         except RenderError as err:
             raise err.wrap("cannot render composite resource") from None
         observed = self.observed_state()
@@ -185,7 +192,7 @@ class _Run:
         results: list[dict] = []
         conditions: list[dict] = []
 
-        for step in (self.inputs.composition.get("spec") or {}).get("pipeline") or []:
+        for step in self._pipeline():
             step_name = step.get("step", "")
             req = fnv1.RunFunctionRequest(observed=observed, desired=desired)
             if context is not None:
