@@ -218,17 +218,22 @@ class FunctionPool:
     def _local(self, function: str, deadline: float) -> str:
         self._spawn(function)
         process, target = self._processes[function]
-        channel = self._channel(target)
-        while True:
-            try:
-                grpc.channel_ready_future(channel).result(timeout=0.1)
-                return target
-            except grpc.FutureTimeoutError:
-                pass
-            if process.proc.poll() is not None:
-                raise RenderError(f"function {function!r} exited with code {process.proc.returncode}: {process.output()}")
-            if time.monotonic() >= deadline:
-                raise RenderError(f"function {function!r} did not start listening on {target} before the deadline")
+        ready = grpc.channel_ready_future(self._channel(target))
+        try:
+            while True:
+                try:
+                    ready.result(timeout=0.1)
+                    return target
+                except grpc.FutureTimeoutError:
+                    pass
+                if process.proc.poll() is not None:
+                    raise RenderError(
+                        f"function {function!r} exited with code {process.proc.returncode}: {process.output()}"
+                    )
+                if time.monotonic() >= deadline:
+                    raise RenderError(f"function {function!r} did not start listening on {target} before the deadline")
+        finally:
+            ready.cancel()
 
     def _channel(self, target: str) -> grpc.Channel:
         with self._lock:
