@@ -18,8 +18,9 @@ so the Secret must hold the whole header value under ``credential``
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from modelplane.errors import InputError

@@ -20,8 +20,9 @@ endpoint with another base path must not be mixed with them.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 ROUTE_API = "gateway.networking.k8s.io/v1"
 BACKEND_GROUP = "gateway.envoyproxy.io"

@@ -7,7 +7,8 @@ user's CEL selectors, so DRA matches the same expressions the scheduler did.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 RCT_API = "resource.k8s.io/v1"
 

@@ -14,7 +14,8 @@ also used by ``disaggregated`` with a prefill/decode config.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import yaml
 
@@ -101,7 +102,7 @@ def endpoint_picker(name: str, namespace: str, pool: str, config: Mapping[str, A
                     labels: Mapping[str, str]) -> dict[str, dict]:
     """The EPP manifests by kind-suffix: deployment, service, serviceaccount, role, rolebinding, config."""
     selector = {"app.kubernetes.io/name": "endpoint-picker", "app.kubernetes.io/instance": name}
-    meta = lambda: {"name": name, "namespace": namespace, "labels": {**labels, **selector}}  # noqa: E731
+    meta = lambda: {"name": name, "namespace": namespace, "labels": {**labels, **selector}}
     text = yaml.safe_dump(dict(config), sort_keys=False)
     container = {
         "name": "epp",

@@ -17,8 +17,9 @@ No securityContext, host namespaces or hostPath are ever set.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from modelplane import labels as L
 

@@ -15,14 +15,16 @@ which cannot rewrite a path per backend on Envoy Gateway).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from modelplane import labels as L
 from modelplane.errors import InputError
 from modelplane.naming import dns_label
 
-from . import claims, disaggregated as pd, gang, pods, standalone
+from . import claims, gang, pods, standalone
+from . import disaggregated as pd
 
 FUNCTION = "compose-model-replica"
 ROUTE_API = "gateway.networking.k8s.io/v1"

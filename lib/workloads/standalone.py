@@ -5,7 +5,8 @@ Service port is the engine's port, so the route needs no port mapping.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 def deployment(name: str, namespace: str, replicas: int, selector: Mapping[str, str],

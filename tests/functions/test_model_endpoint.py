@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
 from modelplane.validate.upstream import assert_valid
+
 from tests.support import call, conditions, desired, fatal, request, run, serve_process, status
 
 FN = "compose-model-endpoint"

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-
 from modelplane.validate.upstream import assert_valid
+
 from tests.support import call, conditions, desired, fatal, request, run, serve_process, status
 
 FN = "compose-model-replica"

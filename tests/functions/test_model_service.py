@@ -5,9 +5,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
 from modelplane.routing.service import split_weights
 from modelplane.validate.upstream import assert_valid
+
 from tests.support import call, conditions, desired, fatal, request, run, serve_process, status
 
 FN = "compose-model-service"
