@@ -218,22 +218,19 @@ class FunctionPool:
     def _local(self, function: str, deadline: float) -> str:
         self._spawn(function)
         process, target = self._processes[function]
-        ready = grpc.channel_ready_future(self._channel(target))
-        try:
-            while True:
-                try:
-                    ready.result(timeout=0.1)
+        # Poll the port rather than a gRPC connectivity future: those leave a
+        # polling thread behind that fails loudly once the channel closes.
+        host, _, port = target.rpartition(":")
+        while True:
+            with socket.socket() as sock:
+                sock.settimeout(0.1)
+                if sock.connect_ex((host, int(port))) == 0:
                     return target
-                except grpc.FutureTimeoutError:
-                    pass
-                if process.proc.poll() is not None:
-                    raise RenderError(
-                        f"function {function!r} exited with code {process.proc.returncode}: {process.output()}"
-                    )
-                if time.monotonic() >= deadline:
-                    raise RenderError(f"function {function!r} did not start listening on {target} before the deadline")
-        finally:
-            ready.cancel()
+            if process.proc.poll() is not None:
+                raise RenderError(f"function {function!r} exited with code {process.proc.returncode}: {process.output()}")
+            if time.monotonic() >= deadline:
+                raise RenderError(f"function {function!r} did not start listening on {target} before the deadline")
+            time.sleep(0.02)
 
     def _channel(self, target: str) -> grpc.Channel:
         with self._lock:

@@ -1,0 +1,60 @@
+"""``modelplane simulate DIR``: reconcile a directory of manifests and print the result."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from modelplane.render import RenderError
+from modelplane.simulate import report
+from modelplane.simulate.loop import simulate_dir
+
+VIEWS = ("placements", "conditions", "resources", "all")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="modelplane simulate",
+        description="Reconcile every manifest under DIR through the real functions until nothing changes.",
+    )
+    p.add_argument("directory", metavar="DIR", type=Path, help="manifests: classes, clusters, gateway, models")
+    p.add_argument("--show", choices=VIEWS, default="placements",
+                   help="what to print (default: placements; 'resources' prints a YAML stream)")
+    p.add_argument("--unready", action="append", default=[], metavar="NAME",
+                   help="leave the composed resource NAME (resource or metadata name) unready; repeatable")
+    p.add_argument("--max-rounds", type=int, default=30, metavar="N", help="give up after N rounds (default 30)")
+    return p
+
+
+def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    args = parser().parse_args(argv)
+    if not args.directory.is_dir():
+        print(f"modelplane simulate: {args.directory}: not a directory", file=err)
+        return 2
+    try:
+        world, outcome = simulate_dir(args.directory, unready=set(args.unready), max_rounds=args.max_rounds)
+    except RenderError as e:
+        print(f"modelplane simulate: {e}", file=err)
+        return 1
+    if args.show == "resources":
+        out.write(report.resources(world))
+    else:
+        state = "fixed point" if outcome.converged else "no fixed point"
+        print(f"# {len(world.xrs)} XRs reconciled in {outcome.rounds} rounds ({state})", file=out)
+        if args.show in ("placements", "all"):
+            print("\n".join(report.placements(world)), file=out)
+            print(file=out)
+            print("\n".join(report.services(world)), file=out)
+        if args.show in ("conditions", "all"):
+            print(file=out)
+            print("\n".join(report.conditions(world)), file=out)
+        if args.show == "all":
+            print(file=out)
+            out.write(report.resources(world))
+    if not outcome.converged:
+        print(f"modelplane simulate: still changing after {outcome.rounds} rounds: "
+              + ", ".join(outcome.still_changing), file=err)
+        return 1
+    return 0

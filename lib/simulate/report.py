@@ -1,0 +1,141 @@
+"""What ``modelplane simulate`` prints: placements, conditions, resources.
+
+Each view is a pure function of the world, so tests compare lines.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from modelplane.render import yamlout
+from modelplane.simulate.world import Key, World, label
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return [fmt.format(*headers).rstrip()] + [fmt.format(*r).rstrip() for r in rows]
+
+
+def _replica(world: World, namespace: str, name: str) -> dict:
+    state = world.xrs.get(("ModelReplica", namespace, name))
+    return state.obj if state else {}
+
+
+def _endpoint_url(world: World, namespace: str, name: str) -> str:
+    state = world.xrs.get(("ModelEndpoint", namespace, name))
+    if not state:
+        return "-"
+    spec = state.obj.get("spec") or {}
+    url = spec.get("url", "")
+    if not url:
+        return "-"
+    return url.rstrip("/") + (spec.get("rewritePath") or "/")
+
+
+def _devices(replica: dict) -> str:
+    parts = []
+    for engine in (replica.get("spec") or {}).get("engines") or []:
+        copies = engine.get("copies", 1)
+        for member in engine.get("members") or []:
+            pods = member.get("nodes", 1) * copies
+            for dev in member.get("devices") or []:
+                claim = "" if dev.get("claim", "DRA") == "DRA" else " (synthetic)"
+                parts.append(f"{pods}x{dev.get('count', 1)} {dev.get('name')}{claim}")
+    return ", ".join(parts) or "-"
+
+
+def placements(world: World) -> list[str]:
+    """One row per replica of every ModelDeployment; unplaced ones with their reason."""
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for key in world.ordered():
+        kind, ns, name = key
+        if kind != "ModelDeployment":
+            continue
+        obj = world.xrs[key].obj
+        status = obj.get("status") or {}
+        desired = (obj.get("spec") or {}).get("replicas", 1)
+        placed = {p.get("index"): p for p in status.get("placements") or []}
+        for index in range(max([desired, *(i + 1 for i in placed if isinstance(i, int))])):
+            p = placed.get(index)
+            if not p:
+                rows.append([f"{ns}/{name}", str(index), "-", "-", "-", "unplaced"])
+                continue
+            replica = _replica(world, ns, p.get("name", ""))
+            pools = ", ".join(
+                f"{m.get('engine')}/{m.get('role')}={m.get('pool')}" for m in p.get("members") or []
+            )
+            rows.append([
+                f"{ns}/{name}", str(index), p.get("cluster", "-"), pools or "-", _devices(replica),
+                _endpoint_url(world, ns, p.get("name", "")),
+            ])
+        scheduled = _condition(obj, "Scheduled")
+        if scheduled and scheduled.get("status") != "True":
+            notes.append(f"{ns}/{name}: {scheduled.get('message', '')}")
+    lines = _table(["DEPLOYMENT", "REPLICA", "CLUSTER", "POOLS", "DEVICES", "ENDPOINT"], rows)
+    return lines + [f"  {n}" for n in notes]
+
+
+def services(world: World) -> list[str]:
+    rows = []
+    for key in world.ordered():
+        kind, ns, name = key
+        if kind != "ModelService":
+            continue
+        status = world.xrs[key].obj.get("status") or {}
+        backends = ", ".join(e.get("name", "") for e in status.get("endpoints") or []) or "-"
+        rows.append([f"{ns}/{name}", status.get("address", "-"), backends])
+    return _table(["SERVICE", "ADDRESS", "ENDPOINTS"], rows)
+
+
+def _condition(obj: dict, typ: str) -> dict | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == typ:
+            return c
+    return None
+
+
+def conditions(world: World) -> list[str]:
+    """Every XR with READY and each condition's reason and message."""
+    lines = []
+    for key in world.ordered():
+        state = world.xrs[key]
+        ready = _condition(state.obj, "Ready")
+        mark = "True" if ready and ready.get("status") == "True" else "False"
+        lines.append(f"{label(key)}  READY={mark}")
+        if state.fatal:
+            lines.append(f"  FATAL: {state.fatal}")
+        for c in (state.obj.get("status") or {}).get("conditions") or []:
+            msg = f": {c['message']}" if c.get("message") else ""
+            lines.append(f"  {c.get('type')}={c.get('status')} {c.get('reason', '')}{msg}")
+    return lines
+
+
+def resources(world: World) -> str:
+    """One YAML stream of every XR (with status) and every composed resource."""
+    docs: list[dict] = []
+    for key in world.ordered():
+        state = world.xrs[key]
+        docs.append(state.obj)
+        docs.extend(obj for _, obj in sorted(state.composed.items()) if not _is_xr_child(world, obj))
+    return yamlout.dump_documents(docs)
+
+
+def _is_xr_child(world: World, obj: dict) -> bool:
+    meta = obj.get("metadata") or {}
+    return (obj.get("kind"), meta.get("namespace", ""), meta.get("name", "")) in world.xrs
+
+
+def summary_counts(world: World) -> dict[str, tuple[int, int]]:
+    """kind -> (ready, total)."""
+    out: dict[str, tuple[int, int]] = {}
+    for key in world.ordered():
+        kind = key[0]
+        ready = _condition(world.xrs[key].obj, "Ready")
+        r, t = out.get(kind, (0, 0))
+        out[kind] = (r + (1 if ready and ready.get("status") == "True" else 0), t + 1)
+    return out
+
+
+def keys_of(world: World, kind: str) -> Iterable[Key]:
+    return [k for k in world.ordered() if k[0] == kind]

@@ -1,0 +1,147 @@
+"""The simulated control plane: every XR, what each composed, and their status.
+
+The world is plain data. Keys are ``(kind, namespace, name)``; an XR keeps
+the spec it was applied with (or the spec its parent composed) and the
+status its function last wrote. Composed resources are kept per owner XR by
+composition-resource-name, with the status a healthy cluster would report.
+
+Loading assigns what an API server would: a ``uid`` (uuid5 of the key) and
+a ``creationTimestamp`` in file order, so admission order — and therefore
+scheduling — is deterministic.
+"""
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from modelplane.render import reader
+
+GROUP = "modelplane.ai"
+API_VERSION = f"{GROUP}/v1alpha1"
+
+# Reconcile order: what others read comes first, so a round converges fast.
+KIND_ORDER = (
+    "InferenceClass",
+    "InferenceGateway",
+    "InferenceCluster",
+    "ModelCache",
+    "ModelDeployment",
+    "ModelReplica",
+    "ModelEndpoint",
+    "ModelService",
+)
+XR_KINDS = frozenset(KIND_ORDER)
+_EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+
+Key = tuple[str, str, str]
+
+
+def key_of(obj: dict) -> Key:
+    meta = obj.get("metadata") or {}
+    return (obj.get("kind", ""), meta.get("namespace", ""), meta.get("name", ""))
+
+
+def label(key: Key) -> str:
+    kind, ns, name = key
+    return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
+
+
+def is_xr(obj: dict) -> bool:
+    return obj.get("apiVersion") == API_VERSION and obj.get("kind") in XR_KINDS
+
+
+def sort_key(key: Key) -> tuple:
+    kind, ns, name = key
+    return (KIND_ORDER.index(kind) if kind in XR_KINDS else len(KIND_ORDER), ns, name)
+
+
+@dataclass
+class XRState:
+    obj: dict                       # apiVersion, kind, metadata, spec, status
+    parent: Key | None = None       # the XR that composed this one, if any
+    composed: dict[str, dict] = field(default_factory=dict)  # resource name -> object with status
+    fatal: str | None = None        # last FATAL message, if the function refused it
+
+
+@dataclass
+class World:
+    xrs: dict[Key, XRState] = field(default_factory=dict)
+    others: list[dict] = field(default_factory=list)   # Secrets and anything not ours
+    clock: int = 0
+
+    # ----- loading ---------------------------------------------------------
+    def apply(self, obj: dict, parent: Key | None = None) -> Key:
+        """Create or update an XR like the API server would (spec wins, status kept)."""
+        obj = copy.deepcopy(obj)
+        key = key_of(obj)
+        meta = obj.setdefault("metadata", {})
+        state = self.xrs.get(key)
+        if state is None:
+            meta.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL, "modelplane-simulate/" + label(key))))
+            stamp = _EPOCH + datetime.timedelta(seconds=self.clock)
+            self.clock += 1
+            meta.setdefault("creationTimestamp", stamp.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            obj.pop("status", None)
+            self.xrs[key] = XRState(obj=obj, parent=parent)
+            return key
+        old_meta = state.obj.get("metadata") or {}
+        for kept in ("uid", "creationTimestamp"):
+            if kept in old_meta:
+                meta[kept] = old_meta[kept]
+        obj["status"] = state.obj.get("status", {})
+        state.obj = obj
+        return key
+
+    def delete(self, key: Key) -> None:
+        """Delete an XR and, like garbage collection, everything it composed."""
+        state = self.xrs.pop(key, None)
+        if state is None:
+            return
+        for child in [k for k, s in self.xrs.items() if s.parent == key]:
+            self.delete(child)
+
+    def ordered(self) -> list[Key]:
+        return sorted(self.xrs, key=sort_key)
+
+    def candidates(self) -> list[dict]:
+        """Everything a function may require: XRs with their status, and the rest."""
+        return [copy.deepcopy(self.xrs[k].obj) for k in self.ordered()] + copy.deepcopy(self.others)
+
+    def fingerprint(self) -> str:
+        """A stable digest of the whole world, to detect the fixed point."""
+        data = {label(k): {"obj": s.obj, "composed": s.composed, "fatal": s.fatal} for k, s in self.xrs.items()}
+        return json.dumps(data, sort_keys=True, default=str)
+
+    def changed_keys(self, before: dict[str, Any]) -> list[str]:
+        now = self.snapshot()
+        return sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            label(k): json.dumps({"obj": s.obj, "composed": s.composed, "fatal": s.fatal}, sort_keys=True)
+            for k, s in self.xrs.items()
+        }
+
+
+def load_dir(directory: Path) -> tuple[list[dict], list[dict]]:
+    """All manifests under ``directory`` (recursively, name order): (XRs, others)."""
+    xrs: list[dict] = []
+    others: list[dict] = []
+    files = sorted(p for p in Path(directory).rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    for path in files:
+        for doc in reader.load_all(path.read_text(encoding="utf-8")):
+            if not isinstance(doc, dict) or not doc.get("kind"):
+                continue
+            (xrs if is_xr(doc) else others).append(doc)
+    return xrs, others
+
+
+def iter_composed(world: World) -> Iterable[tuple[Key, str, dict]]:
+    for key in world.ordered():
+        for name, obj in sorted(world.xrs[key].composed.items()):
+            yield key, name, obj
