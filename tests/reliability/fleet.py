@@ -83,6 +83,25 @@ def baseline(function: str, namespace: str = "ml-team", name: str | None = None)
     return xr
 
 
+def baselines(function: str, namespace: str = "ml-team") -> dict[str, dict]:
+    """Every valid XR variant worth running ``function`` on (label -> XR)."""
+    out = {"example": baseline(function, namespace)}
+    if function == "compose-model-deployment":
+        out["multinode-with-cache"] = _with_namespace(_load("ml-team/model-deployment-multinode.yaml")[0], namespace)
+    return out
+
+
+def replica_endpoint(namespace: str) -> dict:
+    """An in-fleet ModelEndpoint as compose-model-deployment composes it (selected by model-service.yaml)."""
+    name = "qwen-demo-0-onprem-west"
+    return {"apiVersion": GV, "kind": "ModelEndpoint",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {"modelplane.ai/deployment": "qwen-demo", "modelplane.ai/cluster": "onprem-west",
+                                    "modelplane.ai/replica": "0"}},
+            "spec": {"url": "http://203.0.113.10", "rewritePath": f"/{namespace}/{name}/", "api": "OpenAI"},
+            "status": {"routing": {"backendName": f"{name}-backend"}, "conditions": READY}}
+
+
 def _cluster(doc: dict) -> dict:
     out = copy.deepcopy(doc)
     name = out["metadata"]["name"]
@@ -117,7 +136,8 @@ def catalog(namespaces: Iterable[str] = ("ml-team",)) -> list[dict]:
                          "rewritePath": f"/{ns}/{rep['metadata']['name']}/", "conditions": READY}
         ep = baseline("compose-model-endpoint", ns)
         ep["status"] = {"routing": {"backendName": ep["metadata"]["name"]}, "conditions": READY}
-        items += [cache, rep, ep]
+        routed = replica_endpoint(ns)
+        items += [cache, rep, ep, routed]
         for secret, key in (("huggingface", "token"), ("together", "apiKey")):
             items.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                           "metadata": {"name": secret, "namespace": ns},
