@@ -15,10 +15,6 @@ class ModelEndpointSpecAuthApiKeySecretRef(BaseModel):
     """
     Name of the Secret.
     """
-    key: Annotated[str | None, Field(max_length=253, min_length=1)] = None
-    """
-    Key in the Secret's data.
-    """
 
 
 class ModelEndpointSpecAuth(BaseModel):
@@ -27,15 +23,11 @@ class ModelEndpointSpecAuth(BaseModel):
     )
     apiKeySecretRef: ModelEndpointSpecAuthApiKeySecretRef
     """
-    Secret holding the API key.
+    Secret in this namespace whose `credential` key holds the header value.
     """
     header: Annotated[str | None, Field(max_length=256)] = 'Authorization'
     """
-    Header carrying the key.
-    """
-    prefix: Annotated[str | None, Field(max_length=64)] = 'Bearer '
-    """
-    Prefix before the key.
+    Header carrying the credential.
     """
 
 
@@ -86,7 +78,7 @@ class ModelEndpointSpec(BaseModel):
     """
     auth: ModelEndpointSpecAuth | None = None
     """
-    Credentials sent to the endpoint (external providers).
+    An API key sent to the endpoint (external providers). The Secret's `credential` key holds the complete header value, e.g. `Bearer sk-...`; Envoy Gateway reads it at the proxy and injects it verbatim, so the key is never copied by Modelplane.
     """
     tls: ModelEndpointSpecTls | None = None
     """

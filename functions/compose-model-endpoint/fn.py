@@ -31,14 +31,9 @@ def compose(c: Composition) -> None:
     if auth:
         c.desire(filter_name, B.credential_filter(filter_name, c.namespace, auth, labels), ready=True)
         routing["credentialFilterName"] = filter_name
-        problem = B.credential_mismatch(auth)
-        if problem:
-            c.condition(C.ROUTED, False, C.INVALID, problem)
-            c.warning(problem)
-        else:
-            c.condition(C.ROUTED, True, C.AVAILABLE, f"Backend {name} with credential filter {filter_name}")
+        c.condition(C.ROUTED, True, C.AVAILABLE, f"Backend {name} with credential filter {filter_name}")
     else:
         c.drop(filter_name)  # auth removed: stop injecting the key
         c.condition(C.ROUTED, True, C.AVAILABLE, f"Backend {name}")
     c.set_status(routing=routing)
-    c.set_ready(not (auth and B.credential_mismatch(auth)))
+    c.set_ready(True)

@@ -11,9 +11,8 @@ API keys: Envoy Gateway's HTTPRouteFilter ``credentialInjection`` makes the
 proxy read a Secret and set a header on the upstream request, so the key is
 never copied into anything Modelplane writes. Envoy Gateway reads the
 Secret's ``credential`` key and injects it verbatim (no prefix of its own),
-so the Secret must hold the whole header value under ``credential``
-(e.g. ``Bearer sk-...``). ``credential_mismatch`` says when the endpoint's
-``auth`` (key, prefix) describes a different layout.
+so the API asks for exactly that layout: the Secret holds the whole header
+value under ``credential`` (e.g. ``Bearer sk-...``).
 """
 from __future__ import annotations
 
@@ -127,21 +126,3 @@ def credential_filter(name: str, namespace: str, auth: Mapping[str, Any],
                                         "name": auth["apiKeySecretRef"]["name"]}},
         }},
     }
-
-
-def credential_mismatch(auth: Mapping[str, Any]) -> str | None:
-    """Why the declared Secret layout differs from what Envoy Gateway reads (None when it matches)."""
-    ref = auth.get("apiKeySecretRef") or {}
-    key = ref.get("key") or CREDENTIAL_KEY
-    prefix = auth.get("prefix")
-    prefix = "Bearer " if prefix is None else prefix
-    problems = []
-    if key != CREDENTIAL_KEY:
-        problems.append(f"key {key!r}")
-    if prefix:
-        problems.append(f"prefix {prefix!r}")
-    if not problems:
-        return None
-    return (f"Envoy Gateway injects Secret {ref.get('name')!r} key {CREDENTIAL_KEY!r} verbatim and cannot "
-            f"apply {' or '.join(problems)}: store the whole header value (e.g. 'Bearer <key>') under key "
-            f"{CREDENTIAL_KEY!r} and set apiKeySecretRef.key: {CREDENTIAL_KEY}, prefix: ''")
