@@ -1,0 +1,113 @@
+"""`modelplane simulate examples/fleet`: the whole tree, end to end, through real gRPC functions."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from modelplane import paths
+from modelplane.render import FunctionPool
+from modelplane.simulate import report
+from modelplane.simulate import cli as simulate_cli
+from modelplane.simulate.loop import simulate_dir
+from modelplane.validate import Validator
+from modelplane.validate.upstream import UpstreamSchemas
+
+FLEET = paths.EXAMPLES / "fleet"
+
+# Kinds we compose whose upstream CRDs are not in ../shared/crds (SOURCES.md):
+# AWS IAM (provider-upjet-aws family: only EKS kinds were copied), MetalLB, and
+# Envoy Gateway's HTTPRouteFilter (not copied from v1.9.0).
+NO_UPSTREAM_SCHEMA = {
+    ("iam.aws.m.upbound.io/v1beta1", "Role"),
+    ("iam.aws.m.upbound.io/v1beta1", "RolePolicyAttachment"),
+    ("gateway.envoyproxy.io/v1alpha1", "HTTPRouteFilter"),
+}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with FunctionPool() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def fleet(pool):
+    return simulate_dir(FLEET, pool=pool)
+
+
+def test_fleet_reaches_a_fixed_point(fleet):
+    world, outcome = fleet
+    assert outcome.converged, outcome.still_changing
+    assert outcome.rounds <= 10
+
+
+def test_every_example_deployment_is_placed_where_it_fits(fleet):
+    world, _ = fleet
+    rows = {tuple(line.split()[:3]) for line in report.placements(world)[1:]}
+    assert rows == {
+        ("ml-team/qwen-demo", "0", "gke-us-central"),
+        ("ml-team/qwen3-32b-pd", "0", "onprem-west"),
+        ("ml-team/qwen3-8b", "0", "gke-us-central"),
+        ("ml-team/qwen3-coder", "0", "onprem-west"),
+    }
+    table = "\n".join(report.placements(world))
+    assert "qwen3-coder/Leader=h200, qwen3-coder/Worker=h200" in table  # the gang lands on the H200 pool
+    assert "unplaced" not in table
+
+
+def test_every_xr_is_ready(fleet):
+    world, _ = fleet
+    not_ready = [line for line in report.conditions(world) if line.endswith("READY=False")]
+    assert not_ready == []
+
+
+def test_services_route_every_selected_endpoint(fleet):
+    world, _ = fleet
+    lines = report.services(world)
+    assert lines[1].split() == ["ml-team/qwen", "http://203.0.113.10/ml-team/qwen", "qwen-demo-0-gke-us-central"]
+    assert lines[2].split()[:2] == ["ml-team/search", "http://203.0.113.10/ml-team/search"]
+    assert "qwen3-32b-pd-0-onprem-west," in lines[2] and "together-qwen3-coder" in lines[2]
+
+
+def test_every_composed_resource_is_schema_valid(fleet):
+    world, _ = fleet
+    upstream = UpstreamSchemas.load()
+    ours = Validator.from_paths([paths.APIS])
+    problems = []
+    checked = 0
+    for key, state in world.xrs.items():
+        problems += [str(f) for f in ours.validate_document(_without_status(state.obj))]
+        for name, obj in state.composed.items():
+            spec_only = _without_status(obj)
+            if obj.get("apiVersion", "").startswith("modelplane.ai/"):
+                problems += [str(f) for f in ours.validate_document(spec_only)]
+            elif (obj.get("apiVersion"), obj.get("kind")) not in NO_UPSTREAM_SCHEMA:
+                problems += [f"{key} {name}: {e}" for e in upstream.validate(spec_only)]
+            checked += 1
+    assert problems == []
+    assert checked > 100
+
+
+def test_an_unready_cache_job_keeps_the_gang_unplaced_and_says_why(pool):
+    world, outcome = simulate_dir(FLEET, pool=pool, unready={"modelcache-qwen3-coder-onprem-west-job-9d34f82f"})
+    assert outcome.converged
+    coder = world.xrs[("ModelDeployment", "ml-team", "qwen3-coder")].obj
+    scheduled = next(c for c in coder["status"]["conditions"] if c["type"] == "Scheduled")
+    assert scheduled["status"] == "False"
+    assert scheduled["message"].startswith("0/1 replicas placed; replica 0: 0/3 clusters fit: ")
+    assert "onprem-west: cache qwen3-coder not Ready" in scheduled["message"]
+    assert "gke-us-central: cache qwen3-coder not on this cluster" in scheduled["message"]
+
+
+def test_cli_prints_the_table_and_conditions():
+    out, err = io.StringIO(), io.StringIO()
+    assert simulate_cli.run([str(FLEET), "--show", "conditions"], stdout=out, stderr=err) == 0
+    text = out.getvalue()
+    assert text.startswith("# ")
+    assert "ModelDeployment/ml-team/qwen3-coder  READY=True" in text
+    assert "Scheduled=True Scheduled: 1/1 replicas placed" in text
+
+
+def _without_status(obj: dict) -> dict:
+    return {k: v for k, v in obj.items() if k != "status"}
