@@ -19,6 +19,9 @@ Device names a class no longer has are ignored: a class edit must not make
 the arithmetic fail, and the replica's own deployment re-resolves it.
 
 ``PoolFill`` is mutable working state that never leaves the scheduler.
+Its ``key()`` is the fill as a plain value: a fleet of a thousand clusters
+holds a few dozen distinct pool fills, so replays and trial placements are
+memoised by it (``replay_rows``, ``trial``) instead of redone per cluster.
 """
 
 from __future__ import annotations
@@ -38,18 +41,32 @@ class PoolFill:
     size costs nothing, and a scan stops at the first untouched node.
     """
 
-    __slots__ = ("dims", "free", "nodes", "per_node")
+    __slots__ = ("_key", "dims", "free", "nodes", "per_node")
 
     def __init__(self, dims: tuple[str, ...], per_node: tuple[int, ...], nodes: int, free: list[list[int]] | None = None) -> None:
         self.dims = dims
         self.per_node = per_node
         self.nodes = max(nodes, 0)
         self.free = free if free is not None else []
+        self._key: FillKey | None = None
+
+    def key(self) -> FillKey:
+        """(per node, nodes, rows): equal keys place identically whatever
+        the device names, so results computed for one fill hold for all.
+        Cached until the fill changes (``place``, ``row``, ``Taken.undo``)."""
+        if self._key is None:
+            self._key = (self.per_node, self.nodes, tuple(map(tuple, self.free)))
+        return self._key
 
     @classmethod
     def empty(cls, klass: InferenceClass, nodes: int) -> PoolFill:
         dims, per_node = shape(klass)
         return cls(dims, per_node, nodes)
+
+    def load(self, rows: tuple[tuple[int, ...], ...]) -> None:
+        """Take the rows of a fill with the same key (a memoised replay)."""
+        self.free = [list(r) for r in rows]
+        self._key = (self.per_node, self.nodes, rows)
 
     def copy(self) -> PoolFill:
         return PoolFill(self.dims, self.per_node, self.nodes, [row[:] for row in self.free])
@@ -62,6 +79,7 @@ class PoolFill:
 
     def row(self, i: int) -> list[int]:
         """Node ``i``'s free devices (materialising untouched nodes up to it)."""
+        self._key = None
         while len(self.free) <= i:
             self.free.append(list(self.per_node))
         return self.free[i]
@@ -82,6 +100,7 @@ class PoolFill:
     def place(self, pods: int, vec: tuple[int, ...], gang: bool) -> list[int] | None:
         """Place ``pods`` pods of ``vec`` each; the nodes used, or None (and
         nothing changed) when they do not fit."""
+        self._key = None
         if gang:
             chosen = [i for i, row in enumerate(self.free) if _fits(row, vec)][:pods]
             if len(chosen) < pods and _fits(self.per_node, vec):
@@ -160,24 +179,29 @@ class Taken:
 
     def undo(self) -> None:
         for _, fill, ns, vec in reversed(self.log):
+            fill._key = None
             for i in ns:
                 _give(fill.free[i], vec)
         self.log = []
 
 
-Compiled = list[tuple[str, list[tuple[int, tuple[int, ...], bool]]]]
+# A pool's groups as (count, device vector, gang), hashable so they can key a memo.
+Groups = tuple[tuple[int, tuple[int, ...], bool], ...]
+Compiled = tuple[tuple[str, Groups], ...]
+FillKey = tuple[tuple[int, ...], int, tuple[tuple[int, ...], ...]]
 
 
 def compile_groups(fills: Mapping[str, PoolFill], pools: Iterable[tuple[str, Iterable[PodGroup]]]) -> Compiled | None:
-    """Groups as (pool, [(count, device vector, gang)]) for ``place_compiled``;
-    None when a pool is unknown. Worth keeping when placed many times."""
-    out: Compiled = []
+    """Groups as ((pool, ((count, device vector, gang), ...)), ...) for
+    ``place_compiled``; None when a pool is unknown. Worth keeping when
+    placed many times."""
+    out = []
     for name, groups in pools:
         fill = fills.get(name)
         if fill is None:
             return None
-        out.append((name, [(g.count, fill.vector(g.devices), g.gang) for g in groups]))
-    return out
+        out.append((name, tuple((g.count, fill.vector(g.devices), g.gang) for g in groups)))
+    return tuple(out)
 
 
 def place_compiled(fills: Mapping[str, PoolFill], compiled: Compiled) -> Taken | None:
@@ -199,3 +223,28 @@ def place_groups(fills: Mapping[str, PoolFill], pools: Iterable[tuple[str, Itera
     for an unknown pool)."""
     compiled = compile_groups(fills, pools)
     return None if compiled is None else place_compiled(fills, compiled)
+
+
+def trial(fill: PoolFill, groups: Groups) -> tuple[int, int] | None:
+    """Place ``groups`` (all or nothing) on a copy of ``fill``: (free devices
+    left on the nodes used, free devices left in the pool), or None when they
+    do not fit. ``fill`` is unchanged; the answer depends only on
+    ``fill.key()`` and ``groups``, so callers memoise it."""
+    probe = fill.copy()
+    used: set[int] = set()
+    for count, vec, gang in groups:
+        nodes = probe.place(count, vec, gang)
+        if nodes is None:
+            return None
+        used.update(nodes)
+    return sum(sum(probe.free[i]) for i in used), probe.free_devices()
+
+
+def replay_rows(fill: PoolFill, allocations: Iterable[Groups]) -> tuple[tuple[int, ...], ...]:
+    """The rows of an empty ``fill`` after placing each allocation's groups in
+    turn, all or nothing (an allocation that does not fit is not counted).
+    Depends only on ``fill.key()`` and the groups, so callers memoise it."""
+    probe = {"": PoolFill(fill.dims, fill.per_node, fill.nodes)}
+    for groups in allocations:
+        place_compiled(probe, (("", groups),))
+    return probe[""].key()[2]

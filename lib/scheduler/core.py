@@ -14,7 +14,7 @@ from . import explain
 from .filters import CAPACITY, FilterContext, run_filters
 from .keep import HOLD, MOVE, dedupe, judge, new_indexes, scale_down
 from .matching import DeviceMatcher, Matches, MemberFit
-from .plan import ClusterState, Plan, bind, empty_state, member_placements, plan_replica, pod_groups, replay
+from .plan import ClusterState, NoRoom, Plan, bind, empty_state, member_placements, pod_groups, replay, try_replica
 from .scores import select_key
 from .types import (
     HELD,
@@ -80,7 +80,7 @@ def schedule(
     # Filter: once per cluster; these verdicts do not change as we bind.
     ctx = FilterContext(deployment, fleet, matches)
     rejected: dict[str, tuple[str, str]] = {}
-    plans: dict[str, tuple[ClusterState, Plan | str]] = {}
+    plans: dict[str, tuple[ClusterState, Plan | NoRoom]] = {}
     for name, cluster in clusters.items():
         verdict = run_filters(ctx, cluster)
         if verdict is not None:
@@ -91,7 +91,7 @@ def schedule(
             state = empty_state(cluster, fleet.classes, matches)
             replay(state, deployment.key, ())
         state.own += held_on.get(name, 0)
-        plans[name] = (state, plan_replica(deployment, state, matches))
+        plans[name] = (state, try_replica(deployment, state, matches))
 
     # Score once per cluster; a heap of raw score keys, refreshed for the
     # bound cluster only (stale entries are skipped when they surface).
@@ -99,21 +99,25 @@ def schedule(
     heap = [(k, n) for n, k in keys.items()]
     heapq.heapify(heap)
     unplaced: list[Unplaced] = []
+    # Once no cluster fits, none will: nothing is bound any more, so the
+    # reasons are written once, for every replica left.
+    nowhere: tuple[dict[str, str], str] | None = None
     for index in wanted:
         while heap and keys.get(heap[0][1]) != heap[0][0]:
             heapq.heappop(heap)
         if not heap:
-            why = dict(rejected)
-            why.update({n: (CAPACITY, p) for n, (_, p) in plans.items() if isinstance(p, str)})
-            message = explain.fit_error(why, len(clusters))
-            unplaced.append(Unplaced(index, {n: r for n, (_, r) in sorted(why.items())}, message))
+            if nowhere is None:
+                why = dict(rejected)
+                why.update({n: (CAPACITY, p.reason()) for n, (_, p) in plans.items() if isinstance(p, NoRoom)})
+                nowhere = {n: r for n, (_, r) in sorted(why.items())}, explain.fit_error(why, len(clusters))
+            unplaced.append(Unplaced(index, dict(nowhere[0]), nowhere[1]))
             continue
         # Select the best; bind: commit the fill and re-plan only that cluster.
         _, best = heapq.heappop(heap)
         state, plan = plans[best]
         assert isinstance(plan, Plan)
         bind(state, plan)
-        replanned = plan_replica(deployment, state, matches)
+        replanned = try_replica(deployment, state, matches)
         plans[best] = (state, replanned)
         if isinstance(replanned, Plan):
             keys[best] = select_key(deployment, state, replanned)

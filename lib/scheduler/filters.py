@@ -46,6 +46,9 @@ class ClusterSelector:
     NAME = "ClusterSelector"
 
     def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        labels = cluster.labels
+        if all(labels.get(k) == v for k, v in ctx.deployment.cluster_selector.items()):
+            return None
         wrong = sorted(k for k, v in ctx.deployment.cluster_selector.items() if cluster.labels.get(k) != v)
         if not wrong:
             return None
@@ -114,6 +117,13 @@ class DeviceMatch:
     def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
         if cluster.pools is None:
             return "no pools reported yet"
+        # Most clusters pass: check every member at once from the per-class
+        # bit sets, and spell out the reason only for those that do not.
+        have = 0
+        for pool in cluster.pools:
+            have |= ctx.matches.mask(pool.class_name)
+        if have == ctx.matches.everyone:
+            return None
         members = ctx.deployment.members()
         for i, (engine, member) in enumerate(members):
             details: list[str] = []

@@ -81,11 +81,16 @@ class Matches:
         self._matcher = matcher
         self._selector_memo: dict[tuple[str, str, str], tuple[bool, str | None]] = {}
         self._by_class: dict[str, tuple[MemberFit | Misfit, ...] | None] = {}
+        self._masks: dict[str, int] = {}
         self.evaluations = 0
         # Other per-deployment results keyed by plain values (plan.py keeps
         # pod groups per (pools, demands) here): a thousand clusters share a
         # handful of shapes.
         self.memo: dict[tuple, object] = {}
+        # Trial placements by (pool fill key, groups) (capacity.trial): a
+        # thousand clusters hold a few dozen distinct pool fills.
+        self.trials: dict[tuple, tuple[int, int] | None] = {}
+        self.everyone = (1 << len(self._members)) - 1
 
     def known(self, class_name: str) -> bool:
         return class_name in self._classes
@@ -101,11 +106,16 @@ class Matches:
 
     def useful(self, class_name: str) -> bool:
         """Whether some member fits the class: only then is a pool of it worth tracking."""
-        key = ("useful", class_name)
-        hit = self.memo.get(key)
+        return self.mask(class_name) != 0
+
+    def mask(self, class_name: str) -> int:
+        """The members the class fits, as a bit set (bit i = member i), so a
+        cluster's pools are checked against every member with a few ORs."""
+        hit = self._masks.get(class_name)
         if hit is None:
-            hit = self.memo[key] = any(isinstance(f, MemberFit) for f in self.fits(class_name) or ())
-        return hit  # type: ignore[return-value]
+            fits = self.fits(class_name) or ()
+            hit = self._masks[class_name] = sum(1 << i for i, f in enumerate(fits) if isinstance(f, MemberFit))
+        return hit
 
     def fit(self, class_name: str, member: int) -> MemberFit | Misfit | None:
         fits = self.fits(class_name)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .capacity import Compiled, PoolFill, compile_groups, place_compiled, place_groups, shape
+from .capacity import Compiled, PoolFill, compile_groups, place_groups, replay_rows, shape, trial
 from .matching import Matches, MemberFit
 from .types import (
     Cluster,
@@ -52,15 +52,23 @@ class Plan:
 @dataclass
 class ClusterState:
     """A cluster's fill. Only pools that can matter get one: those whose
-    class fits some member, and those this deployment's replicas use."""
+    class fits some member, and those this deployment's replicas use.
+    ``memo`` is the deployment's shared memo (``Matches.memo``), so the
+    many clusters with the same pools reuse replays and trials."""
 
     cluster: Cluster
     fills: dict[str, PoolFill]
     own: int = 0  # replicas of this deployment here (spread)
-    _candidates: dict[int, list[tuple[str, MemberFit]]] = field(default_factory=dict)
-    # Member 0's trial per candidate pool does not depend on other members:
-    # compiled once per cluster, it is what most deployments ever need.
-    _first: list[tuple[str, MemberFit, Compiled]] | None = None
+    memo: dict[tuple, object] = field(default_factory=dict)
+    _layout: tuple[tuple[str, str], ...] | None = None
+
+    def layout(self) -> tuple[tuple[str, str], ...]:
+        """(pool, class) of the tracked pools: what candidates and compiled
+        groups depend on, shared by every cluster with the same pools."""
+        if self._layout is None:
+            fills = self.fills
+            self._layout = tuple((p.name, p.class_name) for p in self.cluster.pools or () if p.name in fills)
+        return self._layout
 
 
 def pod_groups(deployment: Deployment, pools: Sequence[str], fits: Sequence[MemberFit]) -> tuple[PoolPlacement, ...]:
@@ -107,12 +115,16 @@ def empty_state(
 ) -> ClusterState:
     """Empty nodes for the pools that can matter (see ``ClusterState``)."""
     fills = {}
+    memo = matches.memo
     for p in cluster.pools or ():
         if p.class_name in classes and (p.name in also or matches.useful(p.class_name)):
             key = ("shape", p.class_name)
-            dims, per_node = matches.memo.get(key) or matches.memo.setdefault(key, shape(classes[p.class_name]))
+            hit = memo.get(key)
+            if hit is None:
+                hit = memo[key] = shape(classes[p.class_name])
+            dims, per_node = hit  # type: ignore[misc]
             fills[p.name] = PoolFill(dims, per_node, p.nodes)
-    return ClusterState(cluster, fills)
+    return ClusterState(cluster, fills, memo=memo)
 
 
 def replay(
@@ -122,6 +134,9 @@ def replay(
     this deployment's kept replicas as (order, index, pods), used instead of
     its entries in the pool allocations. Returns the own indexes that did not
     fit behind earlier admissions."""
+    if not own and not any(f.free for f in state.fills.values()):
+        _replay_others(state, deployment_key)
+        return set()
     events: list[tuple[str, str, str, int, object]] = []
     for pool in state.cluster.pools or ():
         if pool.name not in state.fills:
@@ -144,17 +159,42 @@ def replay(
     return failed
 
 
+def _replay_others(state: ClusterState, deployment_key: str) -> None:
+    """``replay`` of empty fills without own replicas. Other deployments'
+    allocations each sit in one pool, so pools replay independently, in the
+    same (order, replica) order; the rows come from the shared memo when
+    another cluster had a pool of the same size with the same allocations."""
+    by_pool: dict[str, list] = {}
+    for pool in state.cluster.pools or ():
+        if pool.allocations and pool.name in state.fills:
+            others = [a for a in pool.allocations if a.deployment != deployment_key]
+            if others:
+                by_pool.setdefault(pool.name, []).extend(others)
+    for name, allocs in by_pool.items():
+        if len(allocs) > 1:
+            allocs.sort(key=lambda a: (a.order, a.replica))  # stable, as the full replay's sort
+        fill = state.fills[name]
+        vector = fill.vector
+        groups = tuple(tuple((g.count, vector(g.devices), g.gang) for g in a.pods) for a in allocs)
+        key = ("replay", fill.per_node, fill.nodes, groups)
+        rows = state.memo.get(key)
+        if rows is None:
+            rows = state.memo[key] = replay_rows(fill, groups)
+        fill.load(rows)  # type: ignore[arg-type]
+
+
 def candidates(state: ClusterState, matches: Matches, member: int) -> list[tuple[str, MemberFit]]:
-    """The pools a member may use here, by name (computed once per cluster)."""
-    out = state._candidates.get(member)
+    """The pools a member may use here, by name (shared by clusters with the same layout)."""
+    key = ("candidates", state.layout(), member)
+    out = matches.memo.get(key)
     if out is None:
         out = []
         for pool in sorted(state.cluster.pools or (), key=lambda p: p.name):
             fit = matches.fit(pool.class_name, member)
             if isinstance(fit, MemberFit) and pool.name in state.fills:
                 out.append((pool.name, fit))
-        state._candidates[member] = out
-    return out
+        matches.memo[key] = out
+    return out  # type: ignore[return-value]
 
 
 def _groups(deployment: Deployment, matches: Matches, pools: list[str], fits: list[MemberFit]) -> tuple[PoolPlacement, ...]:
@@ -174,52 +214,88 @@ def _members(deployment: Deployment, matches: Matches, pools: list[str], fits: l
     return hit[0]  # type: ignore[index]
 
 
+Trial = tuple[str, MemberFit, Compiled, tuple[PoolPlacement, ...]]
+
+
 def _trials(
     deployment: Deployment, state: ClusterState, matches: Matches, i: int, pools: list[str], fits: list[MemberFit]
-) -> list[tuple[str, MemberFit, Compiled]]:
-    """For member ``i``: each candidate pool with the compiled groups of
-    members 0..i placed (earlier members in ``pools``)."""
-    if i == 0 and state._first is not None:
-        return state._first
-    out = []
-    for pool, fit in candidates(state, matches, i):
-        groups = _groups(deployment, matches, [*pools, pool], [*fits, fit])
-        compiled = compile_groups(state.fills, [(p.pool, p.pods) for p in groups])
-        if compiled is not None:
-            out.append((pool, fit, compiled))
-    if i == 0:
-        state._first = out
-    return out
+) -> list[Trial]:
+    """For member ``i``: each candidate pool with the pod groups, and their
+    compiled form, of members 0..i placed (earlier members in ``pools``).
+    They depend on the cluster's layout only, so clusters share them."""
+    key = ("trials", state.layout(), i, tuple(pools))
+    out = matches.memo.get(key)
+    if out is None:
+        out = []
+        for pool, fit in candidates(state, matches, i):
+            groups = _groups(deployment, matches, [*pools, pool], [*fits, fit])
+            compiled = compile_groups(state.fills, [(p.pool, p.pods) for p in groups])
+            if compiled is not None:
+                out.append((pool, fit, compiled, groups))
+        matches.memo[key] = out
+    return out  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, eq=False)
+class NoRoom:
+    """Why one more replica does not fit a cluster, spelled out on demand:
+    most such reasons are never shown (some other cluster takes the
+    replica). The cluster's fill must not change before ``reason()``; the
+    scheduler never binds to a cluster that has no room."""
+
+    deployment: Deployment
+    state: ClusterState
+    matches: Matches
+    pools: tuple[str, ...]
+    fits: tuple[MemberFit, ...]
+    member: int
+
+    def reason(self) -> str:
+        return _no_room(self.deployment, self.state, self.matches, list(self.pools), list(self.fits), self.member)
 
 
 def plan_replica(deployment: Deployment, state: ClusterState, matches: Matches) -> Plan | str:
-    """Where one more replica would go here, or why it does not fit. Trials
-    are placed on the live fill and undone, which is cheaper than copying."""
+    """Where one more replica would go here, or why it does not fit."""
+    got = try_replica(deployment, state, matches)
+    return got.reason() if isinstance(got, NoRoom) else got
+
+
+def try_replica(deployment: Deployment, state: ClusterState, matches: Matches) -> Plan | NoRoom:
+    """``plan_replica`` with the reason left unwritten. Each member takes the
+    candidate pool that fits most tightly; a trial's outcome per pool comes
+    from the shared memo of (pool fill, groups), computed on a copy."""
     members = deployment.members()
+    memo = matches.trials
+    fills = state.fills
     pools: list[str] = []
     fits: list[MemberFit] = []
     free_after = 0
+    groups: tuple[PoolPlacement, ...] = ()
     for i in range(len(members)):
-        best: tuple[int, str, MemberFit, int] | None = None
-        for pool, fit, compiled in _trials(deployment, state, matches, i, pools, fits):
-            taken = place_compiled(state.fills, compiled)
-            if taken is None:
-                continue
-            spare = taken.spare()
-            if best is None or (spare, pool) < best[:2]:
-                free = sum(state.fills[name].free_devices() for name, _ in compiled)
-                best = (spare, pool, fit, free)
-            taken.undo()
+        best: tuple[int, str, MemberFit, int, tuple[PoolPlacement, ...]] | None = None
+        for pool, fit, compiled, placed in _trials(deployment, state, matches, i, pools, fits):
+            spare = free = 0
+            for name, pool_groups in compiled:
+                fill = fills[name]
+                key = (fill.key(), pool_groups)
+                if key in memo:
+                    got = memo[key]
+                else:
+                    got = memo[key] = trial(fill, pool_groups)
+                if got is None:
+                    break
+                spare += got[0]
+                free += got[1]
+            else:
+                if best is None or (spare, pool) < best[:2]:
+                    best = (spare, pool, fit, free, placed)
         if best is None:
-            return _no_room(deployment, state, matches, pools, fits, i)
+            return NoRoom(deployment, state, matches, tuple(pools), tuple(fits), i)
         pools.append(best[1])
         fits.append(best[2])
         free_after = best[3]
-    return Plan(
-        members=_members(deployment, matches, pools, fits),
-        pods=_groups(deployment, matches, pools, fits),
-        free_after=free_after,
-    )
+        groups = best[4]
+    return Plan(members=_members(deployment, matches, pools, fits), pods=groups, free_after=free_after)
 
 
 def bind(state: ClusterState, plan: Plan) -> None:
