@@ -14,7 +14,17 @@ from . import explain
 from .filters import CAPACITY, FilterContext, run_filters
 from .keep import HOLD, MOVE, dedupe, judge, new_indexes, scale_down
 from .matching import DeviceMatcher, Matches, MemberFit
-from .plan import ClusterState, NoRoom, Plan, bind, empty_state, member_placements, pod_groups, replay, try_replica
+from .plan import (
+    ClusterState,
+    NoRoom,
+    Plan,
+    bind,
+    empty_state,
+    member_placements,
+    pod_groups,
+    replay,
+    try_replica,
+)
 from .scores import select_key
 from .types import (
     HELD,
