@@ -32,7 +32,7 @@ settings.register_profile(
 )
 
 # A FATAL for bad input names where the problem is: spec.x, metadata.y[0], status.z ...
-FIELD_PATH = re.compile(r"\b(spec|metadata|status)(\.[A-Za-z_$][\w$.-]*|\[\d+\])|^(spec|metadata)\b")
+FIELD_PATH = re.compile(r"\b(spec|metadata|status)(\.[A-Za-z_$][\w$.-]*|\[\d+\])|^(spec|metadata|status)\b")
 
 
 def names_field(message: str) -> bool:

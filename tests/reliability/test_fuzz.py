@@ -30,7 +30,7 @@ class Case:
     examples: int        # hypothesis examples per function (quick mode)
 
 
-QUICK = [Case("shaped", 120), Case("hostile", 120)]
+QUICK = [Case("shaped", 100), Case("hostile", 100)]
 
 
 def requirement_kinds(function: str) -> dict[str, str]:
