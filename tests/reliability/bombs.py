@@ -5,8 +5,8 @@ every measurement pays for parsing and evaluating afresh.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 def _list(n: int) -> str:

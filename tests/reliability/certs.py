@@ -33,7 +33,7 @@ def _pem(c) -> bytes:
 
 
 def _cert(key, cn: str, *, issuer=None, issuer_key=None, ca=False, san=None, start=None, end=None):
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
     builder = (
         x509.CertificateBuilder()
@@ -52,7 +52,7 @@ def _cert(key, cn: str, *, issuer=None, issuer_key=None, ca=False, san=None, sta
 
 def make(directory: Path) -> dict[str, tuple[bytes, bytes]]:
     """Write the server's tls.crt/tls.key/ca.crt; return client pairs by name, plus the CA as ("ca", ...)."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     ca_key = _key()
     ca = _cert(ca_key, "modelplane-test-ca", ca=True)
     srv_key = _key()

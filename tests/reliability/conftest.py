@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
-
 from modelplane import functions
 
 SOAK = os.environ.get("MODELPLANE_SOAK") == "1"

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import base64
 import copy
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-
 from modelplane import paths
 
 GV = "modelplane.ai/v1alpha1"

@@ -13,8 +13,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from tests import support
 
@@ -26,8 +26,8 @@ class Server:
         self.port = support.free_port()
         self.address = f"127.0.0.1:{self.port}"
         self._dir = Path(tempfile.mkdtemp(prefix="modelplane-rel-"))
-        self._out = open(self._dir / "stdout", "w")
-        self._err = open(self._dir / "stderr", "w")
+        self._out = open(self._dir / "stdout", "w")  # noqa: SIM115 - lives as long as the process
+        self._err = open(self._dir / "stderr", "w")  # noqa: SIM115 - closed in stop()
         cmd = [sys.executable, "-m", "modelplane.cli", "serve", function, "--address", self.address, *extra]
         self.proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, stdout=self._out, stderr=self._err,
                                      cwd=support.ROOT)
@@ -67,7 +67,7 @@ class Server:
         self._err.close()
         return self.proc.returncode
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         return self
 
     def __exit__(self, *exc) -> None:

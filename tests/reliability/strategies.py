@@ -22,7 +22,6 @@ from typing import Any
 
 import yaml
 from hypothesis import strategies as st
-
 from modelplane import paths
 
 # function -> the plural of the XR kind it composes.
@@ -41,7 +40,7 @@ GROUP_VERSION = "modelplane.ai/v1alpha1"
 MAX_DEPTH = 12  # schema recursion bound (the pod template is the deepest part)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def xrd(plural: str) -> dict:
     with open(paths.APIS / plural / "definition.yaml") as f:
         return yaml.safe_load(f)
@@ -59,7 +58,7 @@ def schema(plural: str) -> dict:
     return xrd(plural)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def kind_plural(kind: str) -> str | None:
     """Our plural for ``kind`` (None when it is not one of ours)."""
     for plural in PLURALS.values():

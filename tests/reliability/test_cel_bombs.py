@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-
 from modelplane import cel, paths
+
 from tests import support
 from tests.reliability import fleet
 from tests.reliability.bombs import BOMBS, Bomb

@@ -14,10 +14,10 @@ import copy
 from dataclasses import dataclass
 
 import pytest
-
 from modelplane import conditions as C
 from modelplane import functions
 from modelplane.function import without_status
+
 from tests import support
 from tests.reliability import fleet
 from tests.reliability.conftest import require_function

@@ -18,9 +18,9 @@ from typing import Any
 import grpc
 import pytest
 from google.protobuf import text_format
-
 from modelplane import paths
 from modelplane.validate import Validator
+
 from tests import support
 from tests.reliability import certs, fleet
 from tests.reliability.conftest import require_function

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from modelplane import functions, naming
+
 from tests import support
 from tests.reliability import fleet
 from tests.reliability import strategies as S
