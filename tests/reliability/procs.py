@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Self
 
 from tests import support
 
@@ -67,7 +68,7 @@ class Server:
         self._err.close()
         return self.proc.returncode
 
-    def __enter__(self) -> Server:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
