@@ -11,8 +11,11 @@ Requirements (asked on every call, so the requirements loop settles):
 Clusters are the big input (1,000 clusters x pools x allocations), so they
 are read field by field from the protobuf Structs: only the fields the
 scheduler and the ModelReplica need are touched and no dict of the whole
-object is ever built. Classes and the cache are few and small and go
-through plain dicts.
+object is ever built. Two parts are read only when used: a pool's
+allocations (replayed only for pools whose class fits the deployment, and
+not at all when every replica stays where it is) and what a ModelReplica
+needs of its cluster (only placed clusters are asked). Classes and the
+cache are few and small and go through plain dicts.
 
 Capacity: a pool's allocations list every ModelReplica on it, ours
 included; ours are skipped here (the scheduler accounts for this
@@ -21,11 +24,11 @@ admission keys).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from google.protobuf import struct_pb2
-
 from modelplane.cel import Device, DeviceError
 from modelplane.function import Composition
 from modelplane.scheduler import (
@@ -184,9 +187,74 @@ def _allocations(pool: Fields, own: str) -> tuple[Allocation, ...]:
     return tuple(out)
 
 
-def read_cluster(s: struct_pb2.Struct, own: str) -> tuple[Cluster, ClusterInfo]:
-    """One InferenceCluster; ``own`` is this deployment's ``namespace/name``."""
-    f = s.fields
+class Allocations(Sequence[Allocation]):
+    """A pool's allocations (other deployments' only), read from its Struct
+    on first use. Compares equal to the same allocations in a tuple."""
+
+    __slots__ = ("_items", "_own", "_pool")
+
+    def __init__(self, pool: Fields, own: str) -> None:
+        self._pool: Fields | None = pool
+        self._own = own
+        self._items: tuple[Allocation, ...] = ()
+
+    def _read(self) -> tuple[Allocation, ...]:
+        if self._pool is not None:
+            self._items = _allocations(self._pool, self._own)
+            self._pool = None
+        return self._items
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._read()[i]
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __iter__(self) -> Iterator[Allocation]:
+        return iter(self._read())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Allocations):
+            other = other._read()
+        return self._read() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._read())
+
+
+def _info(name: str, status: Fields) -> ClusterInfo:
+    return ClusterInfo(provider_config=_s(status, "providerConfigName") or name,
+                       gateway=_strings(_m(status, "gateway")))
+
+
+class ClusterInfos(Mapping[str, ClusterInfo]):
+    """Cluster name -> ClusterInfo, each read from its Struct when asked:
+    only the clusters replicas are placed on ever are."""
+
+    def __init__(self) -> None:
+        self._status: dict[str, Fields] = {}
+        self._read: dict[str, ClusterInfo] = {}
+
+    def add(self, name: str, status: Fields) -> None:
+        self._status[name] = status
+        self._read.pop(name, None)
+
+    def __getitem__(self, name: str) -> ClusterInfo:
+        info = self._read.get(name)
+        if info is None:
+            info = self._read[name] = _info(name, self._status[name])
+        return info
+
+    def __len__(self) -> int:
+        return len(self._status)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._status)
+
+
+def _cluster(f: Fields, own: str) -> tuple[Cluster, Fields]:
     meta, spec, status = _m(f, "metadata"), _m(f, "spec"), _m(f, "status")
     name = _s(meta, "name")
     ready, why = _ready(status)
@@ -197,24 +265,28 @@ def read_cluster(s: struct_pb2.Struct, own: str) -> tuple[Cluster, ClusterInfo]:
     pools: tuple[Pool, ...] | None = None
     if "pools" in status:
         pools = tuple(
-            Pool(name=_s(p, "name"), class_name=_s(p, "class"), nodes=_n(p, "nodes"), allocations=_allocations(p, own))
+            Pool(name=_s(p, "name"), class_name=_s(p, "class"), nodes=_n(p, "nodes"), allocations=Allocations(p, own))
             for p in (v.struct_value.fields for v in _l(status, "pools"))
         )
     cluster = Cluster(name=name, labels=_strings(_m(meta, "labels")), ready=ready, not_ready_reason=why,
                       taints=taints, pools=pools)
-    info = ClusterInfo(provider_config=_s(status, "providerConfigName") or name,
-                       gateway=_strings(_m(status, "gateway")))
-    return cluster, info
+    return cluster, status
 
 
-def read_clusters(structs: Iterable[struct_pb2.Struct], own: str) -> tuple[tuple[Cluster, ...], dict[str, ClusterInfo]]:
+def read_cluster(s: struct_pb2.Struct, own: str) -> tuple[Cluster, ClusterInfo]:
+    """One InferenceCluster; ``own`` is this deployment's ``namespace/name``."""
+    cluster, status = _cluster(s.fields, own)
+    return cluster, _info(cluster.name, status)
+
+
+def read_clusters(structs: Iterable[struct_pb2.Struct], own: str) -> tuple[tuple[Cluster, ...], ClusterInfos]:
     clusters = []
-    infos = {}
+    infos = ClusterInfos()
     for s in structs:
-        cluster, info = read_cluster(s, own)
+        cluster, status = _cluster(s.fields, own)
         if cluster.name:
             clusters.append(cluster)
-            infos[cluster.name] = info
+            infos.add(cluster.name, status)
     return tuple(sorted(clusters, key=lambda c: c.name)), infos
 
 

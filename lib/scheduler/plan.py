@@ -166,7 +166,7 @@ def _replay_others(state: ClusterState, deployment_key: str) -> None:
     another cluster had a pool of the same size with the same allocations."""
     by_pool: dict[str, list] = {}
     for pool in state.cluster.pools or ():
-        if pool.allocations and pool.name in state.fills:
+        if pool.name in state.fills and pool.allocations:
             others = [a for a in pool.allocations if a.deployment != deployment_key]
             if others:
                 by_pool.setdefault(pool.name, []).extend(others)

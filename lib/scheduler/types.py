@@ -21,7 +21,7 @@ the matcher together with a selector.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,7 +175,9 @@ class Pool:
     name: str
     class_name: str
     nodes: int
-    allocations: tuple[Allocation, ...] = ()
+    # A tuple, or any sequence read on first use (compose-model-deployment
+    # reads them from the request only for pools the scheduler replays).
+    allocations: Sequence[Allocation] = ()
 
 
 @dataclass(frozen=True)
