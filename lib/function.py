@@ -23,6 +23,8 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
+from modelplane.errors import InputError
+
 # Metadata a function may carry from an observed resource into desired state;
 # everything else under metadata is set by the API server.
 _KEPT_METADATA = ("name", "generateName", "namespace", "labels", "annotations")
@@ -92,7 +94,12 @@ class Composition:
 
     @property
     def spec(self) -> dict:
-        return self.xr.get("spec") or {}
+        spec = self.xr.get("spec")
+        if spec is None:
+            return {}
+        if not isinstance(spec, dict):
+            raise InputError("spec", f"must be an object, not {type(spec).__name__}")
+        return spec
 
     # ----- observed and desired composed resources ------------------------
     @property

@@ -7,13 +7,16 @@ other exception into a FATAL "internal error" plus a log line, so one bad
 request never kills the server. Work runs on a small thread pool so a slow
 request does not block the event loop that accepts the others.
 
-``serve`` starts the server with the SDK's runtime (mTLS from a certificate
-directory unless ``insecure``; SIGTERM gives in-flight calls a grace period).
+``serve`` runs the server (mTLS from a certificate directory unless
+``insecure``). SIGTERM stops accepting calls and lets the ones in flight
+finish within a grace period before the process exits; a request protobuf
+cannot decode gets a FATAL result instead of an opaque gRPC error.
 """
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import signal
 import traceback
 from typing import Callable
 
@@ -22,6 +25,9 @@ from crossplane.function import logging as fnlogging
 from crossplane.function import response, runtime
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
+from google.protobuf.message import DecodeError
+from grpc_reflection.v1alpha import reflection
 
 from modelplane.errors import InputError
 from modelplane.function import Composition, one_line
@@ -32,6 +38,9 @@ Compose = Callable[[Composition], None]
 # are kept small by design, but the server should not be the limit.
 DEFAULT_MAX_RECV_MB = 64
 DEFAULT_ADDRESS = "0.0.0.0:9443"
+# Crossplane's function runner gives a call a deadline of its own; five
+# seconds lets a rolling update finish every call already accepted.
+SHUTDOWN_GRACE_SECONDS = 5.0
 
 
 def run_compose(function: str, compose: Compose, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
@@ -60,6 +69,37 @@ def _fatal(req: fnv1.RunFunctionRequest, message: str) -> fnv1.RunFunctionRespon
     return rsp
 
 
+class Undecodable:
+    """A request protobuf could not decode (e.g. nested deeper than upb allows)."""
+
+    def __init__(self, error: str):
+        self.error = error
+
+
+def decode_request(data: bytes) -> fnv1.RunFunctionRequest | Undecodable:
+    """Decode a request, turning a decode failure into a value we can answer.
+
+    gRPC would otherwise answer UNKNOWN with protobuf's internal message; a
+    FATAL result tells the user what to change instead.
+    """
+    try:
+        return fnv1.RunFunctionRequest.FromString(data)
+    except DecodeError as err:
+        return Undecodable(str(err))
+
+
+def undecodable_response(req: Undecodable) -> fnv1.RunFunctionResponse:
+    rsp = fnv1.RunFunctionResponse()
+    hint = (
+        "spec: the resource nests deeper than protobuf decodes (100 levels, about 48 levels of YAML); "
+        "flatten the deepest field"
+        if "Depth" in req.error
+        else "spec: the request could not be decoded; check the resource for invalid values"
+    )
+    response.fatal(rsp, f"{hint} ({one_line(req.error, 200)})")
+    return rsp
+
+
 class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     """Serves one Modelplane function over gRPC."""
 
@@ -67,12 +107,75 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self.function = function
         self.compose = compose
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=function)
+        self.in_flight = 0  # touched only on the event loop's thread
 
     async def RunFunction(  # noqa: N802 - gRPC method name
-        self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None = None
+        self, req: fnv1.RunFunctionRequest | Undecodable, context: grpc.aio.ServicerContext | None = None
     ) -> fnv1.RunFunctionResponse:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, run_compose, self.function, self.compose, req)
+        if isinstance(req, Undecodable):
+            return undecodable_response(req)
+        self.in_flight += 1
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._pool, run_compose, self.function, self.compose, req)
+        finally:
+            self.in_flight -= 1
+
+
+def _handlers(runner: FunctionRunner) -> list[grpc.GenericRpcHandler]:
+    """v1 with the tolerant decoder; v1beta1 (which Crossplane falls back to) through the SDK's adapter."""
+    v1 = grpc.method_handlers_generic_handler(
+        "apiextensions.fn.proto.v1.FunctionRunnerService",
+        {
+            "RunFunction": grpc.unary_unary_rpc_method_handler(
+                runner.RunFunction,
+                request_deserializer=decode_request,
+                response_serializer=fnv1.RunFunctionResponse.SerializeToString,
+            )
+        },
+    )
+    beta = runtime.BetaFunctionRunner(wrapped=runner)
+    v1beta1 = grpc.method_handlers_generic_handler(
+        "apiextensions.fn.proto.v1beta1.FunctionRunnerService",
+        {
+            "RunFunction": grpc.unary_unary_rpc_method_handler(
+                beta.RunFunction,
+                request_deserializer=fnv1beta1.RunFunctionRequest.FromString,
+                response_serializer=fnv1beta1.RunFunctionResponse.SerializeToString,
+            )
+        },
+    )
+    return [v1, v1beta1]
+
+
+async def _serve(runner: FunctionRunner, address: str, creds, insecure: bool, options, grace: float) -> None:
+    server = grpc.aio.server(options=options)
+    server.add_generic_rpc_handlers(_handlers(runner))
+    reflection.enable_server_reflection(runtime.SERVICE_NAMES, server)
+    if insecure:
+        server.add_insecure_port(address)
+    else:
+        server.add_secure_port(address, creds)
+    await server.start()
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    await stopping.wait()
+    # Drain before stopping: gRPC's own grace period does not wait for calls
+    # that were accepted but whose handlers had not started, and cancels them.
+    deadline = loop.time() + grace
+    quiet_since = None
+    while loop.time() < deadline:
+        if runner.in_flight:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = loop.time()
+        elif loop.time() - quiet_since >= 0.2:
+            break
+        await asyncio.sleep(0.02)
+    await server.stop(max(0.0, deadline - loop.time()))
+    runner._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def serve(
@@ -84,8 +187,9 @@ def serve(
     debug: bool = False,
     max_recv_message_size: int = DEFAULT_MAX_RECV_MB,
     max_send_message_size: int | None = None,
+    grace: float = SHUTDOWN_GRACE_SECONDS,
 ) -> None:
-    """Serve ``function`` until SIGTERM/SIGINT (blocking)."""
+    """Serve ``function`` until SIGTERM/SIGINT (blocking); in-flight calls finish first."""
     from modelplane.functions import load
 
     fnlogging.configure(level=fnlogging.Level.DEBUG if debug else fnlogging.Level.INFO)
@@ -100,4 +204,5 @@ def serve(
         ("grpc.max_send_message_length", send * 1024 * 1024),
     ]
     creds = None if insecure else runtime.load_credentials(tls_certs_dir)
-    runtime.serve(FunctionRunner(function, load(function)), address, creds=creds, insecure=insecure, options=options)
+    runner = FunctionRunner(function, load(function))
+    asyncio.run(_serve(runner, address, creds, insecure, options, grace))

@@ -5,10 +5,13 @@ function rejects what admission cannot (names, quantities, versions) and
 reports Ready with a one-line description of the devices.
 """
 from modelplane.function import Composition
+from modelplane.schemas.inference_class import InferenceClass
+from modelplane.xr import parse
 from modelplane.inference_class import check_class, summarize
 
 
 def compose(c: Composition) -> None:
+    parse(InferenceClass, c.xr)  # shapes first: the checks below read plain data
     check_class(c.spec)
     summary = summarize(c.spec)
     c.set_status(summary=summary)

@@ -9,6 +9,7 @@ from modelplane import conditions as C
 from modelplane.cache.compose import Source, compose_cache
 from modelplane.cache.status import FAILED, NO_MATCHING_CLUSTERS, READY
 from modelplane.cache.targets import targets
+from modelplane.errors import InputError
 from modelplane.function import Composition
 from modelplane.schemas.model_cache import ModelCache
 from modelplane.xr import parse
@@ -18,6 +19,9 @@ CLUSTERS = "clusters"
 
 def compose(c: Composition) -> None:
     mc = parse(ModelCache, c.xr)
+    hf = mc.spec.source.huggingFace
+    if hf is None:
+        raise InputError("spec.source.huggingFace", "set repo and sizeGiB for a source of type HuggingFace")
     selector = (mc.spec.clusterSelector.matchLabels if mc.spec.clusterSelector else None) or {}
     c.require(CLUSTERS, "modelplane.ai/v1alpha1", "InferenceCluster", match_labels=selector)
 
@@ -30,7 +34,6 @@ def compose(c: Composition) -> None:
         c.set_ready(False)
         return
 
-    hf = mc.spec.source.huggingFace
     token = hf.tokenSecretRef
     source = Source(repo=hf.repo, revision=hf.revision or "main", size_gib=hf.sizeGiB,
                     token_secret=token.name if token else None, token_key=(token.key if token else None) or "token")

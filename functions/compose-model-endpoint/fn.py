@@ -17,7 +17,7 @@ FUNCTION = "compose-model-endpoint"
 
 
 def compose(c: Composition) -> None:
-    target = B.parse_url(str(c.spec.get("url", "")))
+    target = B.parse_url(str(c.spec.get("url", "")))  # the precise URL message before the schema's
     me = parse(ModelEndpoint, c.xr)
     labels = {L.MANAGED_BY: FUNCTION}
     spec = me.model_dump(exclude_none=True)["spec"]

@@ -4,7 +4,8 @@ Recipe: require the InferenceGateway ``default`` and, per spec.endpoints[i],
 the ModelEndpoints matching its selector in this namespace only; wait (keeping
 the observed route) until all are fetched; compose one HTTPRoute with exact
 weights (lib/routing/service.py); name every selector that matches nothing
-and every endpoint not routed yet.
+and every endpoint not routed yet. When no endpoint is routable at all, the
+last observed route is kept rather than replaced by one with no backends.
 """
 from modelplane import conditions as C
 from modelplane import labels as L
@@ -57,9 +58,18 @@ def compose(c: Composition) -> None:
             no_match.append(f"spec.endpoints[{i}] {{{sel}}} matches no ModelEndpoint in {c.namespace}")
         groups.append((entry.weight if entry.weight is not None else 1, names))
 
+    route_name = dns_label(c.name, "route")
+    if not endpoints and route_name in c.observed:
+        # A route with no backend answers every request with an error; the
+        # last working one is better while endpoints come and go. It is kept
+        # unchanged (the runtime seeded it) and the condition says why.
+        c.condition(C.ROUTED, False, C.NO_MATCH,
+                    "; ".join(no_match + unrouted + ["the observed route is kept unchanged"]))
+        c.condition(C.SYNCED_INPUTS, True, C.INPUTS_RESOLVED, "gateway and endpoints fetched")
+        c.set_ready(False)
+        return
     weights = S.split_weights(groups)
     labels = {L.MANAGED_BY: FUNCTION}
-    route_name = dns_label(c.name, "route")
     c.desire(route_name, S.route(c.name, c.namespace, gateway, list(endpoints.values()), weights, labels),
              ready=True)
 

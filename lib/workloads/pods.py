@@ -5,7 +5,7 @@ gets, and nothing more privileged:
 
 - the engine container verbatim, plus ``MODELPLANE_LEADER_ADDRESS`` first in
   its env (so user variables can reference it with ``$(...)``);
-- the ModelCache PVC read-only at ``/mnt/models`` and ``--model=/mnt/models``
+- the ModelCache PVC read-write at ``/mnt/models`` and ``--model=/mnt/models``
   appended to args when the member has no ``command`` and no arg already names
   a model (see ``names_model``); with a ``command`` nothing is injected;
 - ``/dev/shm`` as a memory-backed emptyDir (``sizeLimit`` = ``shmSize``);
@@ -44,6 +44,12 @@ class PodOptions:
     init_containers: Sequence[Mapping[str, Any]] = ()  # native sidecars (restartPolicy Always)
 
 
+CONTAINER_FIELDS = (
+    "image", "imagePullPolicy", "command", "args", "workingDir", "env", "ports", "resources",
+    "readinessProbe", "livenessProbe", "startupProbe",
+)
+
+
 def engine_container(template: Mapping[str, Any]) -> dict:
     """The member's engine container (admission guarantees exactly one)."""
     for c in ((template.get("spec") or {}).get("containers") or []):
@@ -79,7 +85,10 @@ def pod_template(template: Mapping[str, Any], opts: PodOptions) -> dict:
     """A PodTemplateSpec for one member."""
     spec_in = template.get("spec") or {}
     meta_in = template.get("metadata") or {}
-    engine = copy.deepcopy(engine_container(template))
+    source = engine_container(template)
+    # Only the fields of the curated template are carried: a ModelReplica is
+    # composed, not admitted, so nothing else (securityContext, ...) may pass.
+    engine = {k: copy.deepcopy(source[k]) for k in CONTAINER_FIELDS if k in source}
     engine["name"] = ENGINE
 
     env = [{"name": LEADER_ENV, **dict(opts.leader_address)}] if opts.leader_address else []
@@ -101,9 +110,10 @@ def pod_template(template: Mapping[str, Any], opts: PodOptions) -> dict:
     mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
     volumes: list[dict] = [{"name": "dshm", "emptyDir": _shm(spec_in.get("shmSize"))}]
     if opts.cache_pvc:
-        mounts.append({"name": "models", "mountPath": MODELS_MOUNT, "readOnly": True})
-        volumes.append({"name": "models",
-                        "persistentVolumeClaim": {"claimName": opts.cache_pvc, "readOnly": True}})
+        # Read-write, as the ModelCache contract says: engines may write
+        # compiled kernels or caches next to the weights.
+        mounts.append({"name": "models", "mountPath": MODELS_MOUNT})
+        volumes.append({"name": "models", "persistentVolumeClaim": {"claimName": opts.cache_pvc}})
     engine["volumeMounts"] = mounts
 
     spec: dict[str, Any] = {}

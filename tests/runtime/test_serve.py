@@ -91,3 +91,14 @@ def test_unknown_function_is_a_usage_error():
     )
     assert proc.returncode == 2
     assert "unknown function 'compose-nothing'" in proc.stderr
+
+
+def test_a_request_nested_deeper_than_protobuf_decodes_gets_a_fatal_naming_the_fix():
+    deep: dict = {"leaf": 1}
+    for _ in range(60):
+        deep = {"x": deep}
+    xr = {**CLASS, "spec": {**CLASS["spec"], "extra": deep}}
+    with support.serve_process("compose-inference-class", "--insecure") as address:
+        rsp = support.call(address, support.request(xr))
+        assert support.fatal(rsp).startswith("spec: the resource nests deeper than protobuf decodes")
+        assert _summary(support.call(address, support.request(CLASS))).startswith("1x gpu")  # still serving
