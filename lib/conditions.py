@@ -13,6 +13,8 @@ PROVISIONED = "Provisioned"
 STACK_READY = "StackReady"
 ROUTED = "Routed"
 HYDRATED = "Hydrated"
+SERVING = "Serving"
+GATEWAY_READY = "GatewayReady"
 
 # Reasons.
 AVAILABLE = "Available"
@@ -26,3 +28,4 @@ PROVISIONING = "Provisioning"
 NOT_FOUND = "NotFound"
 INVALID = "Invalid"
 NO_MATCH = "NoMatchingEndpoints"
+NO_MATCHING_CLUSTERS = "NoMatchingClusters"

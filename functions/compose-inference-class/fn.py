@@ -2,7 +2,8 @@
 
 A class composes nothing; it is read by clusters and the scheduler. This
 function rejects what admission cannot (names, quantities, versions) and
-reports Ready with a one-line description of the devices.
+reports Ready with a one-line description of the devices and the clouds
+it can provision on (Existing clusters can always use it).
 """
 from modelplane.function import Composition
 from modelplane.schemas.inference_class import InferenceClass
@@ -14,5 +15,6 @@ def compose(c: Composition) -> None:
     parse(InferenceClass, c.xr)  # shapes first: the checks below read plain data
     check_class(c.spec)
     summary = summarize(c.spec)
-    c.set_status(summary=summary)
+    providers = sorted(name.upper() for name in (c.spec.get("provisioning") or {}))
+    c.set_status(summary=summary, providers=providers)
     c.set_ready(True)

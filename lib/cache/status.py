@@ -10,7 +10,10 @@ name carries a hash of repo@revision, so fixing the source composes a new Job.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane import conditions as C
 
 PENDING = "Pending"
 HYDRATING = "Hydrating"
@@ -18,7 +21,7 @@ READY = "Ready"
 FAILED = "Failed"
 
 # Condition reason (lib/conditions.py has no such reason yet).
-NO_MATCHING_CLUSTERS = "NoMatchingClusters"
+NO_MATCHING_CLUSTERS = C.NO_MATCHING_CLUSTERS
 
 
 def _condition(status: Mapping[str, Any], typ: str) -> Mapping[str, Any] | None:

@@ -6,8 +6,10 @@ live here (the shared ones are in ``modelplane.conditions``).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from modelplane import conditions as C
 from modelplane import labels
 
 NAMESPACE = "modelplane-system"
@@ -16,7 +18,7 @@ GATEWAY_CLASS = "modelplane"
 ENVOY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 
 # Condition types reported by compose-inference-cluster / -gateway only.
-GATEWAY_READY = "GatewayReady"
+GATEWAY_READY = C.GATEWAY_READY
 
 # The Kubernetes minor that first serves resource.k8s.io/v1 (DRA) by default.
 MIN_KUBERNETES = (1, 34)

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane import conditions as C
 from modelplane import labels as L
 from modelplane.errors import InputError
 from modelplane.naming import dns_label
@@ -32,7 +33,7 @@ POOL_GROUP = "inference.networking.k8s.io"
 PREFIX_HEADER = "x-modelplane-prefix"
 
 # Condition type and reasons this function reports (beside Ready).
-SERVING = "Serving"
+SERVING = C.SERVING
 
 
 @dataclass(frozen=True)

@@ -54,3 +54,13 @@ def test_summary_and_ready():
                                 {"name": "nic", "driver": "nic.nvidia.com", "claim": "Synthetic"})))
     assert status(rsp)["summary"] == "8x gpu (gpu.nvidia.com, 80Gi memory) + 1x nic (nic.nvidia.com, Synthetic)"
     assert rsp.desired.composite.ready == 1
+
+
+def test_status_lists_the_clouds_the_class_can_provision_on():
+    from tests.support import request, run, status
+
+    xr = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "c"},
+          "spec": {"devices": [{"name": "gpu", "driver": "gpu.nvidia.com", "count": 1,
+                                "deviceClassName": "gpu.nvidia.com"}],
+                   "provisioning": {"gke": {"machineType": "g2-standard-8"}, "eks": {"instanceType": "g6.xlarge"}}}}
+    assert status(run("compose-inference-class", request(xr)))["providers"] == ["EKS", "GKE"]
