@@ -6,18 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from modelplane import paths
+from modelplane import functions, paths
 
-FUNCTIONS = (
-    "compose-inference-class",
-    "compose-inference-cluster",
-    "compose-inference-gateway",
-    "compose-model-deployment",
-    "compose-model-replica",
-    "compose-model-endpoint",
-    "compose-model-service",
-    "compose-model-cache",
-)
+FUNCTIONS = functions.ALL
 
 
 def docs(path: Path) -> list[dict[str, Any]]:
