@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
-from typing import Callable
 
 _HERE = Path(__file__).resolve().parent
 
@@ -36,7 +36,7 @@ def canonical(name: str) -> str:
     return name.removeprefix("modelplane-")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> Callable:
     """The ``compose`` callable of function ``name``.
 

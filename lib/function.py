@@ -17,12 +17,12 @@ No lib module below the runtime sees protobuf: this is the only seam.
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
-
 from modelplane.errors import InputError
 
 # Metadata a function may carry from an observed resource into desired state;

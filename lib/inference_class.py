@@ -9,7 +9,8 @@ attribute type, and that a DRA-claimed device names its DeviceClass.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from modelplane.errors import InputError
 from modelplane.quantity import Quantity, QuantityError

@@ -6,7 +6,7 @@ subsets), but a user can never override a reserved key.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 PREFIX = "modelplane.ai/"
 DEPLOYMENT = PREFIX + "deployment"

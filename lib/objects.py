@@ -8,7 +8,8 @@ reads it so functions can tell a Bound PVC or a Complete Job.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 OBJECT_API = "kubernetes.m.crossplane.io/v1alpha1"
 OBJECT_KIND = "Object"

@@ -18,7 +18,7 @@ import asyncio
 import concurrent.futures
 import signal
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 import grpc
 from crossplane.function import logging as fnlogging
@@ -28,7 +28,6 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
-
 from modelplane.errors import InputError
 from modelplane.function import Composition, one_line
 
@@ -109,7 +108,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=function)
         self.in_flight = 0  # touched only on the event loop's thread
 
-    async def RunFunction(  # noqa: N802 - gRPC method name
+    async def RunFunction(
         self, req: fnv1.RunFunctionRequest | Undecodable, context: grpc.aio.ServicerContext | None = None
     ) -> fnv1.RunFunctionResponse:
         if isinstance(req, Undecodable):

@@ -7,10 +7,10 @@ XRD can change under a running XR). A validation failure becomes an
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, TypeVar
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 import pydantic
-
 from modelplane.errors import InputError
 
 M = TypeVar("M", bound=pydantic.BaseModel)

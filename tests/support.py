@@ -12,14 +12,13 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import grpc
-from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-
 from modelplane import functions
 from modelplane.function import to_dict
 from modelplane.runtime import run_compose
@@ -127,13 +126,14 @@ def make_certs(directory: Path) -> dict[str, bytes]:
     Writes tls.crt/tls.key/ca.crt (the layout Crossplane mounts) and returns
     the PEM bytes, including an untrusted client pair signed by another CA.
     """
+    import ipaddress
+
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
-    import ipaddress
 
-    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
     def key():
         return ec.generate_private_key(ec.SECP256R1())
@@ -170,7 +170,7 @@ def make_certs(directory: Path) -> dict[str, bytes]:
     bad_key = key()
     bad_cert = cert(bad_key, "intruder", other_ca_key, other_ca.subject)
 
-    pem = lambda c: c.public_bytes(serialization.Encoding.PEM)  # noqa: E731
+    pem = lambda c: c.public_bytes(serialization.Encoding.PEM)
     out = {
         "ca.crt": pem(ca_cert), "tls.crt": pem(srv_cert), "tls.key": pem_key(srv_key),
         "client.crt": pem(cli_cert), "client.key": pem_key(cli_key),

@@ -6,9 +6,9 @@ reports Ready with a one-line description of the devices and the clouds
 it can provision on (Existing clusters can always use it).
 """
 from modelplane.function import Composition
+from modelplane.inference_class import check_class, summarize
 from modelplane.schemas.inference_class import InferenceClass
 from modelplane.xr import parse
-from modelplane.inference_class import check_class, summarize
 
 
 def compose(c: Composition) -> None:

@@ -9,8 +9,9 @@ a listed cluster (an old revision's Job, a removed token) are dropped.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from modelplane import labels as L
 from modelplane.naming import cache_pvc_name
@@ -54,7 +55,7 @@ def _observed_phase(children: Mapping[str, Mapping[str, Any]], job_name: str | N
     jobs = [n for n in children if n.startswith("job-")]
     if not jobs:
         return None
-    job = children[job_name] if job_name in children else children[sorted(jobs)[-1]]
+    job = children[job_name] if job_name in children else children[max(jobs)]
     pvcs = [o for n, o in children.items() if n.startswith("pvc-")]
     return phase(remote_status(job), remote_status(pvcs[0]) if pvcs else {})
 

@@ -22,13 +22,23 @@ replica or endpoint (scaled down, moved away) is dropped.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from modelplane import labels as L
 from modelplane.function import is_ready
 from modelplane.naming import cache_pvc_name, replica_name
-from modelplane.scheduler import HELD, PREFILL_DECODE, WORKER, Deployment, Placement, Schedule, device_dicts, placement_dicts
+from modelplane.scheduler import (
+    HELD,
+    PREFILL_DECODE,
+    WORKER,
+    Deployment,
+    Placement,
+    Schedule,
+    device_dicts,
+    placement_dicts,
+)
 
 from .inputs import CacheView, ClusterInfo
 

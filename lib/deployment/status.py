@@ -6,8 +6,9 @@ replica is placed and ready.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from modelplane import conditions as C
 from modelplane import labels as L

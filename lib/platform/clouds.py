@@ -9,8 +9,9 @@ written once, in ``cluster``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from modelplane.errors import InputError
 from modelplane.naming import dns_label

@@ -11,8 +11,9 @@ and stack components switched off are dropped, because the user asked.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from modelplane import conditions as cond
 from modelplane import labels
@@ -164,7 +165,7 @@ def _usages(c: Composition, plan: Plan, users: Mapping[str, dict]) -> None:
     if of is None:
         return
     for user_key, user in sorted(users.items()):
-        ref = lambda o: {"apiVersion": o["apiVersion"], "kind": o["kind"],  # noqa: E731
+        ref = lambda o: {"apiVersion": o["apiVersion"], "kind": o["kind"],
                          "resourceRef": {"name": o["metadata"]["name"]}}
         c.desire(f"usage-{user_key}", {
             "apiVersion": USAGE_API, "kind": "Usage",

@@ -9,14 +9,22 @@ address from ``spec.metallb.addresses``.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from modelplane import conditions as cond
 from modelplane import labels
 from modelplane.errors import InputError
 from modelplane.function import Composition
 from modelplane.platform import gateway
-from modelplane.platform.common import GATEWAY_READY, NAMESPACE, cluster_provider_config, condition_true, deep_merge, meta
+from modelplane.platform.common import (
+    GATEWAY_READY,
+    NAMESPACE,
+    cluster_provider_config,
+    condition_true,
+    deep_merge,
+    meta,
+)
 from modelplane.platform.stack import RELEASE_API
 from modelplane.schemas.inference_gateway import InferenceGateway
 from modelplane.xr import parse

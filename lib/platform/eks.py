@@ -12,7 +12,14 @@ import json
 from typing import Any
 
 from modelplane import labels
-from modelplane.platform.clouds import Pool, Source, Target, connection_secret, kubernetes_version, provisioning_for
+from modelplane.platform.clouds import (
+    Pool,
+    Source,
+    Target,
+    connection_secret,
+    kubernetes_version,
+    provisioning_for,
+)
 from modelplane.platform.common import cluster_provider_config, meta
 
 EKS_API = "eks.aws.m.upbound.io/v1beta1"

@@ -7,7 +7,8 @@ every namespace, because ML teams' HTTPRoutes live in their own namespaces.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from modelplane.platform.common import ENVOY_CONTROLLER, GATEWAY_CLASS, GATEWAY_NAME, NAMESPACE
 

@@ -11,7 +11,14 @@ from typing import Any
 
 from modelplane import labels
 from modelplane.objects import remote_object
-from modelplane.platform.clouds import Pool, Source, Target, connection_secret, kubernetes_version, provisioning_for
+from modelplane.platform.clouds import (
+    Pool,
+    Source,
+    Target,
+    connection_secret,
+    kubernetes_version,
+    provisioning_for,
+)
 from modelplane.platform.common import NAMESPACE, cluster_provider_config, meta
 
 CONTAINER_API = "container.gcp.m.upbound.io/v1beta1"

@@ -6,7 +6,8 @@ scheduler can replay admission in the same order on every call.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 Allocations = dict[str, list[dict[str, Any]]]
 

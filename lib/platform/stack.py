@@ -12,8 +12,9 @@ Clouds differ in a few values (where the GPU driver lives on the node), so
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from modelplane.naming import dns_label
 from modelplane.platform.common import NAMESPACE, cluster_provider_config, deep_merge, meta

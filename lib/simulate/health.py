@@ -12,8 +12,9 @@ Resources named "unready" (by composed name or by metadata.name) get
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 TIMESTAMP = "2024-01-01T00:00:00Z"
 _READY = {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": TIMESTAMP}

@@ -4,7 +4,7 @@ Each view is a pure function of the world, so tests compare lines.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from modelplane.render import yamlout
 from modelplane.simulate.world import Key, World, label

@@ -15,9 +15,10 @@ import copy
 import datetime
 import json
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from modelplane.render import reader
 
@@ -36,7 +37,7 @@ KIND_ORDER = (
     "ModelService",
 )
 XR_KINDS = frozenset(KIND_ORDER)
-_EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 Key = tuple[str, str, str]
 

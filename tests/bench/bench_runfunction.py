@@ -22,7 +22,6 @@ import statistics
 import time
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-
 from modelplane import cel, functions
 from modelplane.function import to_dict
 from modelplane.runtime import run_compose

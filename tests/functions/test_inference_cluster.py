@@ -6,12 +6,13 @@ each table row changes one thing and asserts the part under test.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from modelplane.validate.upstream import UpstreamSchemas, assert_valid
+
 from tests.support import conditions, desired, fatal, request, run, status
 
 FN = "compose-inference-cluster"

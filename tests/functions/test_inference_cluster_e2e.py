@@ -10,10 +10,10 @@ import io
 
 import pytest
 import yaml
-
 from modelplane.render import cli as render_cli
 from modelplane.render.runners import FunctionPool
 from modelplane.validate.upstream import UpstreamSchemas, assert_valid
+
 from tests.functions.test_inference_cluster import inputs, klass, xr
 from tests.support import ROOT, call, desired, fatal, request, serve_process, status
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from modelplane.validate.upstream import UpstreamSchemas, assert_valid
+
 from tests.support import call, conditions, desired, fatal, request, run, serve_process, status
 
 FN = "compose-inference-gateway"

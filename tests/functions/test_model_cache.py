@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-
 from modelplane import paths
 from modelplane.validate.upstream import assert_valid
+
 from tests.support import call, conditions, desired, fatal, request, run, serve_process, status
 
 FN = "compose-model-cache"

@@ -9,16 +9,15 @@ would, with whatever status a test needs.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 import yaml
-
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-
 from modelplane import paths
 from modelplane.validate import Validator
+
 from tests.support import conditions, desired, fatal, request, run, status
 
 FN = "compose-model-deployment"
@@ -410,7 +409,8 @@ def test_output_is_deterministic():
 
 
 def test_serves_over_grpc():
-    from tests.support import call as grpc_call, serve_process
+    from tests.support import call as grpc_call
+    from tests.support import serve_process
 
     req = request(deployment(QWEN_DEMO), required=inputs(*FLEET))
     with serve_process(FN, "--insecure") as address:

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import yaml
-
 from modelplane import paths
 from modelplane.validate import Validator
 

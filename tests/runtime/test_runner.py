@@ -1,14 +1,14 @@
 """The runtime's promises, in-process: seed desired from observed, FATAL on bad input, never crash."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-
 from modelplane.errors import InputError
 from modelplane.function import Composition
 from modelplane.runtime import run_compose
+
 from tests import support
 
 XR = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelService", "metadata": {"name": "s", "namespace": "ns"}}

@@ -75,7 +75,7 @@ def test_serve_refuses_to_start_without_certificates_or_insecure():
 
     proc = subprocess.run(
         [sys.executable, "-m", "modelplane.cli", "serve", "compose-inference-class", "--address", "127.0.0.1:0"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True, text=True, timeout=30, check=False,
     )
     assert proc.returncode != 0
     assert "--tls-certs-dir" in proc.stderr and "--insecure" in proc.stderr
@@ -87,7 +87,7 @@ def test_unknown_function_is_a_usage_error():
 
     proc = subprocess.run(
         [sys.executable, "-m", "modelplane.cli", "serve", "compose-nothing", "--insecure"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True, text=True, timeout=30, check=False,
     )
     assert proc.returncode == 2
     assert "unknown function 'compose-nothing'" in proc.stderr

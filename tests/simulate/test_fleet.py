@@ -4,11 +4,10 @@ from __future__ import annotations
 import io
 
 import pytest
-
 from modelplane import paths
 from modelplane.render import FunctionPool
-from modelplane.simulate import report
 from modelplane.simulate import cli as simulate_cli
+from modelplane.simulate import report
 from modelplane.simulate.loop import simulate_dir
 from modelplane.validate import Validator
 from modelplane.validate.upstream import UpstreamSchemas
@@ -37,7 +36,7 @@ def fleet(pool):
 
 
 def test_fleet_reaches_a_fixed_point(fleet):
-    world, outcome = fleet
+    _, outcome = fleet
     assert outcome.converged, outcome.still_changing
     assert outcome.rounds <= 10
 
