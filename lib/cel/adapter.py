@@ -9,7 +9,7 @@ Everything engine-specific lives here, so the engine can be swapped:
   transpiled runner shares state between threads) on a fresh evaluator per
   call, converting plain Python values in and out.
 - Errors become :class:`CELError` (one trimmed line); guard failures, an
-  exhausted step budget and Python's RecursionError become
+  exhausted step or CPU budget and Python's RecursionError become
   :class:`CELRejected`. No engine exception escapes.
 
 Semantics worth knowing:
@@ -20,12 +20,19 @@ Semantics worth knowing:
 - Quantities and versions are opaque: ``==`` compares values
   (``quantity("1Gi") == quantity("1024Mi")``), ``<`` is an error as in
   Kubernetes; use compareTo/isGreaterThan/isLessThan.
-- Every evaluation gets ``MAX_STEPS`` tree-node visits; more is rejected.
+- Every evaluation gets its library's ``guards.Limits``: ``steps`` tree-node
+  visits and ``cpu_ms`` of the evaluating thread's CPU time; more is
+  rejected. The deadline reads this thread's CPU time less garbage
+  collection, not the wall clock, so neither a busy process nor a collector
+  pause rejects a legitimate selector. The step budget is what holds a
+  selector to ~10 ms; the deadline (twice that) catches steps that are dear.
 """
 from __future__ import annotations
 
+import gc
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,10 +50,11 @@ from .errors import CELError, CELRejected
 from .library import LIBRARIES, DomainMap, LibraryError
 from .stats import record
 
-__all__ = ["CACHE_SIZE", "MAX_STEPS", "Program", "compile", "evaluate_rule"]
+__all__ = ["CACHE_SIZE", "Program", "compile", "evaluate_rule"]
 
-MAX_STEPS = 50_000
 CACHE_SIZE = 2048
+# The CPU clock is read once every 16 steps (when steps & 15 == 0): a read costs ~1 µs, a step ~10 µs.
+_CLOCK_MASK = 15
 
 
 # -- opaque values --------------------------------------------------------
@@ -172,16 +180,50 @@ _FUNCTIONS = {lib: {name: _bind(name, fn) for name, fn in fns.items()} for lib, 
 
 # -- evaluation -----------------------------------------------------------
 class _OverBudget(BaseException):
-    """Raised through the engine when an evaluation runs out of steps.
+    """Raised through the engine when an evaluation runs out of steps (or, with ``cpu``, of time).
 
     A BaseException, so the engine's `except Exception` clauses cannot swallow or log it.
     """
 
+    def __init__(self, cpu: bool = False) -> None:
+        super().__init__()
+        self.cpu = cpu
+
+
+_collector = threading.local()
+
+
+def _time_collections(phase: str, info: dict) -> None:
+    # The collector runs in whichever thread happens to allocate: its pause is not the selector's work.
+    if phase == "start":
+        _collector.started = time.thread_time()
+    elif getattr(_collector, "started", None) is not None:
+        _collector.spent = getattr(_collector, "spent", 0.0) + time.thread_time() - _collector.started
+        _collector.started = None
+
+
+gc.callbacks.append(_time_collections)
+
+
+def _cpu() -> float:
+    """This thread's CPU time in seconds, less what garbage collection took."""
+    return time.thread_time() - getattr(_collector, "spent", 0.0)
+
+
+class _Budget:
+    """Steps left and the CPU-time deadline of one evaluation, shared by its sub-evaluators."""
+
+    __slots__ = ("deadline", "steps")
+
+    def __init__(self, steps: int, limits: guards.Limits) -> None:
+        self.steps = steps
+        self.deadline = _cpu() + limits.cpu_ms / 1000
+
 
 class _Metered(Evaluator):
-    """The interpreter, counting tree-node visits against a shared budget (a one-item list)."""
+    """The interpreter, counting tree-node visits against a shared :class:`_Budget`."""
 
-    def __init__(self, ast: lark.Tree, activation: Any, budget: list[int]) -> None:
+    def __init__(self, ast: lark.Tree, activation: Any, budget: _Budget) -> None:
         super().__init__(ast, activation=activation)
         self._budget = budget
 
@@ -191,9 +233,13 @@ class _Metered(Evaluator):
 
     def _visit_tree(self, tree: lark.Tree) -> Any:
         # lark routes visit() and visit_children() through here: one step per tree node.
-        self._budget[0] -= 1
-        if self._budget[0] < 0:
+        budget = self._budget
+        budget.steps -= 1
+        if budget.steps < 0:
             raise _OverBudget
+        # A step can be dear (a library call, a long string): the clock bounds what steps cannot.
+        if not budget.steps & _CLOCK_MASK and _cpu() > budget.deadline:
+            raise _OverBudget(cpu=True)
         return super()._visit_tree(tree)
 
 
@@ -238,18 +284,24 @@ class Program:
     library: str
     _ast: Any = field(repr=False, compare=False)
     _runner: Any = field(repr=False, compare=False)
+    steps: int = 0  # the evaluation step budget: the library's, less what parsing cost
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
         """Evaluate with the given variables; returns a Python value or raises CELError."""
         context = {name: to_cel(value) for name, value in activation.items()}
         record("evaluations")
-        evaluator = _Metered(self._ast, self._runner.new_activation(), [MAX_STEPS])
+        limits = guards.LIMITS[self.library]
+        evaluator = _Metered(self._ast, self._runner.new_activation(), _Budget(self.steps, limits))
         try:
             result = evaluator.evaluate(context)
-        except _OverBudget:
-            raise CELRejected(f"evaluation exceeded {MAX_STEPS} steps") from None
+        except _OverBudget as over:
+            if over.cpu:
+                raise CELRejected(f"{limits.noun} too expensive: evaluation took more than {limits.cpu_ms:g} ms "
+                                  f"of CPU; {limits.fix}", transient=True) from None
+            raise CELRejected(f"{limits.noun} too expensive: evaluation exceeded {self.steps:,} steps; "
+                              f"{limits.fix}") from None
         except RecursionError:
-            raise CELRejected("expression nests too deeply to evaluate") from None
+            raise CELRejected(f"{limits.noun} nests too deeply to evaluate; {limits.fix}") from None
         except CELEvalError as err:
             raise CELError(_message(err)) from None
         except CELError:
@@ -294,7 +346,8 @@ def compile(expr: str, *, library: str = "dra") -> Program:
 def _compile(expr: str, library: str) -> Program | CELError:
     record("compiles")
     try:
-        guards.check(expr)
+        limits = guards.LIMITS[library]
+        tokens = guards.check(expr, limits)
         ast = _environment.compile(expr)
         runner = _environment.program(ast, functions=_FUNCTIONS[library])
     except CELError as err:
@@ -305,7 +358,7 @@ def _compile(expr: str, library: str) -> Program | CELError:
         return CELError(f"syntax error: {err}")
     except Exception as err:  # noqa: BLE001 - lark raises its own error types for some inputs
         return CELError(f"syntax error: {type(err).__name__}: {err}")
-    return Program(expr, library, ast, runner)
+    return Program(expr, library, ast, runner, limits.evaluation_steps(tokens))
 
 
 def evaluate_rule(expr: str, self_value: Any, old_self: Any = None) -> tuple[bool, str | None]:

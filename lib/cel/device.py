@@ -17,6 +17,12 @@ last ``/`` into domain and name. In the activation:
 results are memoized in a bounded LRU keyed by the device's content (not its
 name, since selectors cannot see names), so identical devices in many classes
 and clusters cost one evaluation.
+
+A selector that runs out of its evaluation budget on one device is rejected
+for every device from then on (it is "poisoned"): a bomb costs one budget per
+process, not one per distinct device per request. Only rejections that follow
+from the expression are remembered; a CPU-deadline rejection (which a garbage
+collection or a descheduled thread can cause) is reported and forgotten.
 """
 from __future__ import annotations
 
@@ -30,14 +36,15 @@ from typing import Any
 from ..quantity import Quantity, QuantityError
 from ..semver import Version, VersionError
 from .adapter import compile
-from .errors import CELError
+from .errors import CELError, CELRejected
 from .library import DomainMap
 from .stats import record
 
-__all__ = ["MEMO_SIZE", "AttrValue", "Device", "DeviceError", "MatchResult", "match"]
+__all__ = ["MEMO_SIZE", "POISON_SIZE", "AttrValue", "Device", "DeviceError", "MatchResult", "match"]
 
 AttrValue = str | int | bool | Version
 MEMO_SIZE = 8192
+POISON_SIZE = 1024
 
 _ATTRIBUTE_KINDS = ("string", "int", "bool", "version")
 
@@ -144,6 +151,7 @@ class MatchResult:
 
 _lock = threading.Lock()
 _memo: OrderedDict[tuple[str, tuple], MatchResult] = OrderedDict()
+_poisoned: OrderedDict[str, MatchResult] = OrderedDict()
 
 
 def match(expr: str, device: Device) -> MatchResult:
@@ -153,28 +161,46 @@ def match(expr: str, device: Device) -> MatchResult:
     """
     key = (expr, device.key)
     with _lock:
-        hit = _memo.get(key)
-        if hit is not None:
-            _memo.move_to_end(key)
+        # Poison first: devices that matched before the selector was poisoned must not keep matching.
+        hit = _poisoned.get(expr)
+        if hit is None:
+            hit = _memo.get(key)
+            if hit is not None:
+                _memo.move_to_end(key)
     if hit is not None:
         record("memo_hits")
         return hit
-    result = _evaluate(expr, device)
+    result, rejected = _evaluate(expr, device)
     with _lock:
-        _memo[key] = result
-        if len(_memo) > MEMO_SIZE:
-            _memo.popitem(last=False)
+        if rejected is not None and rejected.transient:
+            return result
+        if rejected is not None:
+            _remember(_poisoned, expr, result, POISON_SIZE)
+        _remember(_memo, key, result, MEMO_SIZE)
     return result
 
 
-def _evaluate(expr: str, device: Device) -> MatchResult:
+def _remember(lru: OrderedDict, key: object, value: MatchResult, size: int) -> None:
+    lru[key] = value
+    lru.move_to_end(key)
+    if len(lru) > size:
+        lru.popitem(last=False)
+
+
+def _evaluate(expr: str, device: Device) -> tuple[MatchResult, CELRejected | None]:
     try:
-        value = compile(expr, library="dra").evaluate(device.activation())
+        program = compile(expr, library="dra")
     except CELError as err:
-        return MatchResult(False, err.message)
+        return MatchResult(False, err.message), None  # compile() caches its own failures
+    try:
+        value = program.evaluate(device.activation())
+    except CELRejected as err:
+        return MatchResult(False, err.message), err
+    except CELError as err:
+        return MatchResult(False, err.message), None
     if not isinstance(value, bool):
-        return MatchResult(False, f"selector returned {_cel_type(value)}, want bool")
-    return MatchResult(value)
+        return MatchResult(False, f"selector returned {_cel_type(value)}, want bool"), None
+    return MatchResult(value), None
 
 
 def _cel_type(value: Any) -> str:

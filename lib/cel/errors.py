@@ -2,7 +2,8 @@
 
     CELError            compile (syntax) or runtime failure; one trimmed line
      +-- CELRejected    refused by a guard before or during evaluation:
-                        too long, too deep, too many comprehensions, over budget
+                        too long, too complex, too deep, too many
+                        comprehensions, over the step or CPU budget
 
 Messages are one line and at most ``MAX_MESSAGE`` characters, because engine
 errors can quote kilobytes of activation text and ours end up in conditions.
@@ -36,4 +37,13 @@ class CELError(Exception):
 
 
 class CELRejected(CELError):
-    """A CEL expression refused by a guard (size, depth, comprehensions, budget)."""
+    """A CEL expression refused by a guard (size, depth, comprehensions, budget).
+
+    ``transient`` marks a rejection that depends on the moment rather than on
+    the expression and its input (the CPU-time deadline: a garbage collection
+    can land inside any evaluation), so callers must not remember it.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient

@@ -224,3 +224,42 @@ def test_reset_stats() -> None:
     cel.match('device.driver == "x"', cel.Device("d", "x"))
     cel.reset_stats()
     assert cel.stats() == {"compiles": 0, "evaluations": 0, "memo_hits": 0}
+
+
+EXPENSIVE = "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1].all(x, [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1].all(y, x == y))"
+
+
+def test_a_selector_over_budget_is_rejected_for_every_device_without_evaluating_again() -> None:
+    expr = EXPENSIVE + " && device.driver != 'poison-1'"
+    c = Counter()
+    first = cel.match(expr, cel.Device("gpu", "a"))
+    assert not first.matched and "selector too expensive: evaluation exceeded" in first.error
+    assert cel.match(expr, cel.Device("gpu", "b")) == first
+    assert cel.match(expr, cel.Device("nic", "c")) == first
+    assert c.delta("evaluations") == 1
+
+
+def test_poison_overrides_a_device_that_matched_earlier() -> None:
+    # Whether a device matches must not depend on which device was asked about first.
+    expr = f"device.driver == 'cheap' ? true : {EXPENSIVE}"
+    cheap = cel.Device("gpu", "cheap")
+    assert cel.match(expr, cheap) == cel.MatchResult(True)
+    assert not cel.match(expr, cel.Device("gpu", "dear")).matched
+    got = cel.match(expr, cheap)
+    assert not got.matched and "too expensive" in got.error
+
+
+def test_a_cpu_deadline_rejection_is_not_remembered(monkeypatch) -> None:
+    # The deadline can fire for reasons outside the selector (a garbage collection): try again next time.
+    from dataclasses import replace
+
+    from modelplane.cel import guards
+
+    expr = "[1, 2, 3].all(x, x > 0) && [4, 5, 6].all(x, x > 0) && device.driver == 'deadline'"
+    device = cel.Device("gpu", "deadline")
+    with monkeypatch.context() as m:
+        m.setitem(guards.LIMITS, "dra", replace(guards.LIMITS["dra"], cpu_ms=0))
+        got = cel.match(expr, device)
+    assert not got.matched and "ms of CPU" in got.error
+    assert cel.match(expr, device) == cel.MatchResult(True)
+    assert cel.match(expr, cel.Device("gpu", "other")) == cel.MatchResult(False)
