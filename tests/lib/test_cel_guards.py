@@ -173,3 +173,12 @@ def test_garbage_collection_is_not_charged_to_a_selector() -> None:
     gc.collect()
     assert adapter._cpu() - charged < time.thread_time() - cpu
     del junk
+
+
+def test_device_selectors_get_no_regular_expressions():
+    # The DRA selector surface has no regex (seed 001), and a backtracking
+    # pattern would run inside one evaluation step, beyond every budget.
+    for expr in ('device.driver.matches("^(a+)+$")', 'matches(device.driver, "gpu")'):
+        with pytest.raises(cel.CELRejected, match=r"matches\(\) is not available in selectors"):
+            cel.compile(expr)
+    assert cel.compile('"gpu.nvidia.com".matches("^gpu")', library="kubernetes").evaluate({}) is True
