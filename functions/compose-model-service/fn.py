@@ -37,26 +37,8 @@ def compose(c: Composition) -> None:
     gw_status = gateways[0].get("status") or {}
     gateway = {**DEFAULT_GATEWAY, **(gw_status.get("gateway") or {})}
 
-    endpoints: dict[str, S.Endpoint] = {}
-    groups, no_match, unrouted = [], [], []
-    for i, (entry, items) in enumerate(zip(ms.spec.endpoints, fetched)):
-        names = []
-        for item in sorted(items, key=lambda o: o["metadata"]["name"]):
-            if (item.get("metadata") or {}).get("namespace", c.namespace) != c.namespace:
-                continue  # tenancy: never route to another namespace's endpoint
-            routing = (item.get("status") or {}).get("routing") or {}
-            name = item["metadata"]["name"]
-            if not routing.get("backendName"):
-                unrouted.append(f"ModelEndpoint {name} is not routed yet (no status.routing.backendName)")
-                continue
-            endpoints[name] = S.Endpoint(name, routing["backendName"],
-                                         (item.get("spec") or {}).get("rewritePath") or "/",
-                                         routing.get("credentialFilterName"))
-            names.append(name)
-        if not items:
-            sel = ", ".join(f"{k}: {v}" for k, v in sorted((entry.selector.matchLabels or {}).items()))
-            no_match.append(f"spec.endpoints[{i}] {{{sel}}} matches no ModelEndpoint in {c.namespace}")
-        groups.append((entry.weight if entry.weight is not None else 1, names))
+    found = S.select(c.spec.get("endpoints") or [], fetched, c.namespace)
+    endpoints, no_match, unrouted = found.endpoints, found.no_match, found.unrouted
 
     route_name = dns_label(c.name, "route")
     if not endpoints and route_name in c.observed:
@@ -68,7 +50,7 @@ def compose(c: Composition) -> None:
         c.condition(C.SYNCED_INPUTS, True, C.INPUTS_RESOLVED, "gateway and endpoints fetched")
         c.set_ready(False)
         return
-    weights = S.split_weights(groups)
+    weights = S.split_weights(found.groups)
     labels = {L.MANAGED_BY: FUNCTION}
     c.desire(route_name, S.route(c.name, c.namespace, gateway, list(endpoints.values()), weights, labels),
              ready=True)

@@ -40,6 +40,47 @@ class Endpoint:
     credential_filter: str | None = None
 
 
+@dataclass
+class Selection:
+    """What a ModelService's selectors found: routable endpoints and what to tell the user."""
+
+    endpoints: dict[str, Endpoint]
+    groups: list[tuple[int, list[str]]]   # per spec.endpoints[i]: (weight, endpoint names)
+    no_match: list[str]
+    unrouted: list[str]
+
+
+def select(entries: Sequence[Mapping[str, Any]], fetched: Sequence[Sequence[Mapping[str, Any]]],
+           namespace: str) -> Selection:
+    """Pair each spec.endpoints[i] with the ModelEndpoints fetched for it.
+
+    Only endpoints of ``namespace`` count (tenancy, even if a lookup strayed);
+    an endpoint without ``status.routing.backendName`` is not routable yet.
+    """
+    out = Selection({}, [], [], [])
+    for i, (entry, items) in enumerate(zip(entries, fetched)):
+        names = []
+        for item in sorted(items, key=lambda o: o["metadata"]["name"]):
+            if (item.get("metadata") or {}).get("namespace", namespace) != namespace:
+                continue
+            routing = (item.get("status") or {}).get("routing") or {}
+            name = item["metadata"]["name"]
+            if not routing.get("backendName"):
+                out.unrouted.append(f"ModelEndpoint {name} is not routed yet (no status.routing.backendName)")
+                continue
+            out.endpoints[name] = Endpoint(name, routing["backendName"],
+                                           (item.get("spec") or {}).get("rewritePath") or "/",
+                                           routing.get("credentialFilterName"))
+            names.append(name)
+        if not items:
+            labels = ((entry.get("selector") or {}).get("matchLabels") or {})
+            sel = ", ".join(f"{k}: {v}" for k, v in sorted(labels.items()))
+            out.no_match.append(f"spec.endpoints[{i}] {{{sel}}} matches no ModelEndpoint in {namespace}")
+        weight = entry.get("weight")
+        out.groups.append((1 if weight is None else weight, names))
+    return out
+
+
 def split_weights(groups: Sequence[tuple[int, Sequence[str]]]) -> dict[str, int]:
     """Exact integer weights per endpoint name from (weight, matched names) entries."""
     sizes = [len(names) for _, names in groups if names]
