@@ -16,6 +16,7 @@ from modelplane.render.defaults import default_xr
 from modelplane.render.engine import RenderInputs, documents, render
 from modelplane.render.errors import RenderError
 from modelplane.render.runners import FunctionPool
+from modelplane.render.schemas import load_required_schemas
 from modelplane.render.yamlout import dump_documents
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -65,6 +66,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--observed-resources", metavar="PATH")
     p.add_argument("--extra-resources", action="append", default=[], metavar="PATH")
     p.add_argument("-e", "--required-resources", action="append", default=[], metavar="PATH")
+    p.add_argument(
+        "-s",
+        "--required-schemas",
+        metavar="DIR",
+        help="directory (walked recursively) of OpenAPI v3 JSON documents, one per group-version, as "
+        "`kubectl get --raw /openapi/v3/<group>/<version>` prints them; they answer the schemas "
+        "functions require (requirements.schemas and a step's requirements.requiredSchemas). "
+        "Without it, or for a kind none of them defines, a required schema arrives empty",
+    )
     p.add_argument("-c", "--include-context", action="store_true")
     p.add_argument("--function-credentials", metavar="PATH")
     p.add_argument("-a", "--function-annotations", action="append", default=[], metavar="KEY=VALUE")
@@ -90,6 +100,7 @@ def load_inputs(args: argparse.Namespace) -> RenderInputs:
     observed = loader.load_observed(args.observed_resources) if args.observed_resources else []
     extra = loader.load_required(args.extra_resources, "extra resources")
     required = loader.load_required(args.required_resources)
+    schemas = load_required_schemas(args.required_schemas) if args.required_schemas else []
     context = loader.load_context(
         _pairs(args.context_files, "--context-files"), _pairs(args.context_values, "--context-values")
     )
@@ -101,6 +112,7 @@ def load_inputs(args: argparse.Namespace) -> RenderInputs:
         extra_resources=extra,
         required_resources=required,
         credentials=creds,
+        schemas=schemas,
         context=context,
         timeout=parse_duration(args.timeout),
         strict_namespace=args.strict_namespace,

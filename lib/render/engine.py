@@ -4,7 +4,8 @@
    their composition-resource-name annotation); desired starts empty and the
    context starts from the seeds.
 2. Each step gets its input, credentials (Secret ``data``), bootstrap
-   requirements (answered from ``-e`` objects only) and capabilities [1..5],
+   requirements (resources answered from ``-e`` objects only, schemas from
+   ``-s`` documents) and capabilities [1..5],
    then runs the requirements loop: call; a FATAL result returns at once;
    identical requirements to the previous call (none at first) stop it;
    otherwise required/extra resources and schemas are rebuilt from scratch,
@@ -30,6 +31,7 @@ from modelplane.render.errors import RenderError
 from modelplane.render.fetch import Fetcher, as_struct, selector_from_manifest
 from modelplane.render.reader import jsonify
 from modelplane.render.runners import FunctionPool
+from modelplane.render.schemas import SchemaFetcher
 
 MAX_REQUIREMENTS_ITERATIONS = 5
 CAPABILITIES = (
@@ -57,6 +59,7 @@ class RenderInputs:
     extra_resources: list[dict] = field(default_factory=list)
     required_resources: list[dict] = field(default_factory=list)
     credentials: list[dict] = field(default_factory=list)  # Secrets, ``data`` values as bytes
+    schemas: list[dict] = field(default_factory=list)  # OpenAPI v3 documents (``-s``)
     context: dict[str, Any] = field(default_factory=dict)
     timeout: float = 60.0
     strict_namespace: bool = False
@@ -80,6 +83,20 @@ def _name(obj: dict) -> str:
     return str((obj.get("metadata") or {}).get("name", ""))
 
 
+@dataclass
+class Bootstrap:
+    """A step's ``requirements`` block, answered before its first call."""
+
+    resources: dict[str, fnv1.Resources] = field(default_factory=dict)
+    schemas: dict[str, fnv1.Schema] = field(default_factory=dict)
+
+    def apply(self, req: fnv1.RunFunctionRequest) -> None:
+        for key, resources in self.resources.items():
+            req.required_resources[key].CopyFrom(resources)
+        for key, schema in self.schemas.items():
+            req.required_schemas[key].CopyFrom(schema)
+
+
 class _Run:
     """State of one render."""
 
@@ -93,6 +110,7 @@ class _Run:
             [*inputs.extra_resources, *inputs.required_resources], strict_namespace=strict, xr_namespace=xr_ns
         )
         self.fetch_required = Fetcher(inputs.required_resources, strict_namespace=strict, xr_namespace=xr_ns)
+        self.fetch_schemas = SchemaFetcher(inputs.schemas)
         self.names = {_name(fn) for fn in inputs.functions}
         self.observed_by_name: dict[str, dict] = {}
         for obj in inputs.observed:
@@ -128,23 +146,31 @@ class _Run:
             for key, value in (secret.get("data") or {}).items():
                 data[key] = value
 
-    def bootstrap(self, step: dict, req: fnv1.RunFunctionRequest) -> dict[str, fnv1.Resources]:
+    def schema(self, key: str, sel: fnv1.SchemaSelector) -> fnv1.Schema:
+        try:
+            return self.fetch_schemas.fetch(sel)
+        except RenderError as err:
+            raise err.wrap(f'cannot fetch required schema for requirement "{key}"') from None
+
+    def bootstrap(self, step: dict) -> Bootstrap:
+        """The step's declared requirements, fetched once; every call of the loop carries them."""
+        out = Bootstrap()
         reqs = step.get("requirements")
         if reqs is None:
-            return {}
-        out = {}
+            return out
         for entry in reqs.get("requiredResources") or []:
-            out[entry.get("requirementName", "")] = self.fetch_required.fetch(selector_from_manifest(entry))
+            out.resources[entry.get("requirementName", "")] = self.fetch_required.fetch(selector_from_manifest(entry))
         for entry in reqs.get("requiredSchemas") or []:
-            req.required_schemas[entry.get("requirementName", "")].SetInParent()
-        for key, resources in out.items():
-            req.required_resources[key].CopyFrom(resources)
+            key = entry.get("requirementName", "")
+            sel = fnv1.SchemaSelector(api_version=entry.get("apiVersion", ""), kind=entry.get("kind", ""))
+            out.schemas[key] = self.schema(key, sel)
         return out
 
-    def call(self, ref: str, req: fnv1.RunFunctionRequest, bootstrap: dict) -> fnv1.RunFunctionResponse:
+    def call(self, ref: str, req: fnv1.RunFunctionRequest, bootstrap: Bootstrap) -> fnv1.RunFunctionResponse:
         """The requirements loop (xfn.FetchingFunctionRunner)."""
         if ref not in self.names:
             raise RenderError(f'unknown Function "{ref}" - does it exist in your Functions file?')
+        bootstrap.apply(req)
         prev: fnv1.Requirements | None = None
         for _ in range(MAX_REQUIREMENTS_ITERATIONS + 1):
             rsp = self.pool.run(ref, req, self.deadline)
@@ -157,14 +183,14 @@ class _Run:
             prev.CopyFrom(cur)
             for name in ("required_resources", "extra_resources", "required_schemas"):
                 req.ClearField(name)
-            for key, resources in bootstrap.items():
-                req.required_resources[key].CopyFrom(resources)
+            bootstrap.apply(req)
             for key in sorted(cur.resources):
                 req.required_resources[key].CopyFrom(self.fetch_all.fetch(cur.resources[key]))
             for key in sorted(cur.extra_resources):
                 req.extra_resources[key].CopyFrom(self.fetch_all.fetch(cur.extra_resources[key]))
             for key in sorted(cur.schemas):
-                req.required_schemas[key].SetInParent()  # no --required-schemas: "not found"
+                # An unknown kind still sets the key: "looked up, none found".
+                req.required_schemas[key].CopyFrom(self.schema(key, cur.schemas[key]))
             if rsp.HasField("context"):
                 req.context.CopyFrom(rsp.context)
             else:
@@ -201,7 +227,7 @@ class _Run:
                 if step.get("input") is not None:
                     req.input.update(step["input"])
                 self.credentials(step, req)
-                bootstrap = self.bootstrap(step, req)
+                bootstrap = self.bootstrap(step)
                 req.meta.capabilities.extend(CAPABILITIES)
                 try:
                     rsp = self.call((step.get("functionRef") or {}).get("name", ""), req, bootstrap)
