@@ -40,6 +40,7 @@ DEFAULT_ADDRESS = "0.0.0.0:9443"
 # Crossplane's function runner gives a call a deadline of its own; five
 # seconds lets a rolling update finish every call already accepted.
 SHUTDOWN_GRACE_SECONDS = 5.0
+DRAIN_QUIET_SECONDS = 0.5
 
 
 def run_compose(function: str, compose: Compose, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
@@ -163,6 +164,8 @@ async def _serve(runner: FunctionRunner, address: str, creds, insecure: bool, op
     await stopping.wait()
     # Drain before stopping: gRPC's own grace period does not wait for calls
     # that were accepted but whose handlers had not started, and cancels them.
+    # A client can also hold calls back (HTTP/2 stream limits) until earlier
+    # ones finish, so the server counts as drained only after a quiet spell.
     deadline = loop.time() + grace
     quiet_since = None
     while loop.time() < deadline:
@@ -170,7 +173,7 @@ async def _serve(runner: FunctionRunner, address: str, creds, insecure: bool, op
             quiet_since = None
         elif quiet_since is None:
             quiet_since = loop.time()
-        elif loop.time() - quiet_since >= 0.2:
+        elif loop.time() - quiet_since >= DRAIN_QUIET_SECONDS:
             break
         await asyncio.sleep(0.02)
     await server.stop(max(0.0, deadline - loop.time()))
