@@ -27,7 +27,7 @@ from pathlib import Path
 from modelplane import paths
 from modelplane.render import FunctionPool, RenderError, RenderInputs, reader, render
 from modelplane.simulate import health
-from modelplane.simulate.world import Key, World, is_xr, key_of, label
+from modelplane.simulate.world import Key, World, is_xr, key_of
 
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
 
@@ -171,4 +171,4 @@ def simulate_dir(directory: Path, *, unready: set[str] | None = None, max_rounds
     return world, outcome
 
 
-__all__ = ["Outcome", "Simulator", "label", "simulate_dir"]
+__all__ = ["Outcome", "Simulator", "simulate_dir"]

@@ -4,10 +4,8 @@ Each view is a pure function of the world, so tests compare lines.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from modelplane.render import yamlout
-from modelplane.simulate.world import Key, World, label
+from modelplane.simulate.world import World, label
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -135,7 +133,3 @@ def summary_counts(world: World) -> dict[str, tuple[int, int]]:
         r, t = out.get(kind, (0, 0))
         out[kind] = (r + (1 if ready and ready.get("status") == "True" else 0), t + 1)
     return out
-
-
-def keys_of(world: World, kind: str) -> Iterable[Key]:
-    return [k for k in world.ordered() if k[0] == kind]

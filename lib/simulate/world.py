@@ -15,7 +15,6 @@ import copy
 import datetime
 import json
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,15 +112,6 @@ class World:
         """Everything a function may require: XRs with their status, and the rest."""
         return [copy.deepcopy(self.xrs[k].obj) for k in self.ordered()] + copy.deepcopy(self.others)
 
-    def fingerprint(self) -> str:
-        """A stable digest of the whole world, to detect the fixed point."""
-        data = {label(k): {"obj": s.obj, "composed": s.composed, "fatal": s.fatal} for k, s in self.xrs.items()}
-        return json.dumps(data, sort_keys=True, default=str)
-
-    def changed_keys(self, before: dict[str, Any]) -> list[str]:
-        now = self.snapshot()
-        return sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
-
     def snapshot(self) -> dict[str, Any]:
         return {
             label(k): json.dumps({"obj": s.obj, "composed": s.composed, "fatal": s.fatal}, sort_keys=True)
@@ -140,9 +130,3 @@ def load_dir(directory: Path) -> tuple[list[dict], list[dict]]:
                 continue
             (xrs if is_xr(doc) else others).append(doc)
     return xrs, others
-
-
-def iter_composed(world: World) -> Iterable[tuple[Key, str, dict]]:
-    for key in world.ordered():
-        for name, obj in sorted(world.xrs[key].composed.items()):
-            yield key, name, obj
