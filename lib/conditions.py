@@ -5,6 +5,9 @@ that says what is missing and what happens next.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 # Types (Ready is Crossplane's; functions drive it through composite readiness).
 READY = "Ready"
 SCHEDULED = "Scheduled"
@@ -29,3 +32,17 @@ NOT_FOUND = "NotFound"
 INVALID = "Invalid"
 NO_MATCH = "NoMatchingEndpoints"
 NO_MATCHING_CLUSTERS = "NoMatchingClusters"
+
+
+def find(status: Mapping[str, Any] | None, typ: str) -> Mapping[str, Any] | None:
+    """The condition of type ``typ`` in a status (None when absent)."""
+    for cond in (status or {}).get("conditions") or []:
+        if cond.get("type") == typ:
+            return cond
+    return None
+
+
+def is_true(status: Mapping[str, Any] | None, typ: str) -> bool:
+    """True when the status carries condition ``typ`` with status True."""
+    cond = find(status, typ)
+    return cond is not None and cond.get("status") == "True"

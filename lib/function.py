@@ -23,6 +23,7 @@ from typing import Any
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
+from modelplane import conditions
 from modelplane.errors import InputError
 
 # Metadata a function may carry from an observed resource into desired state;
@@ -48,12 +49,7 @@ def to_dict(struct: struct_pb2.Struct) -> dict:
 
 def is_ready(obj: Mapping[str, Any] | None) -> bool:
     """True when ``obj`` reports a Ready condition with status True."""
-    if not obj:
-        return False
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Ready":
-            return cond.get("status") == "True"
-    return False
+    return bool(obj) and conditions.is_true(obj.get("status"), conditions.READY)
 
 
 def without_status(obj: Mapping[str, Any]) -> dict:

@@ -21,15 +21,11 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelplane import functions
 from modelplane.function import to_dict
+from modelplane.render.runners import free_port
 from modelplane.runtime import run_compose
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def request(

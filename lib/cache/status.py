@@ -24,20 +24,13 @@ FAILED = "Failed"
 NO_MATCHING_CLUSTERS = C.NO_MATCHING_CLUSTERS
 
 
-def _condition(status: Mapping[str, Any], typ: str) -> Mapping[str, Any] | None:
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == typ and cond.get("status") == "True":
-            return cond
-    return None
-
-
 def phase(job: Mapping[str, Any], pvc: Mapping[str, Any]) -> tuple[str, str]:
     """(phase, message) from the remote Job and PVC statuses (empty when unknown)."""
-    failed = _condition(job, "Failed")
-    if failed is not None:
+    failed = C.find(job, "Failed")
+    if failed is not None and failed.get("status") == "True":
         why = failed.get("message") or failed.get("reason") or "the hydration Job failed"
         return FAILED, f"{why}; fix spec.source (repo, revision, token): a new revision composes a new Job"
-    if _condition(job, "Complete") is not None or int(job.get("succeeded") or 0) >= 1:
+    if C.is_true(job, "Complete") or int(job.get("succeeded") or 0) >= 1:
         return READY, "weights hydrated"
     if int(job.get("active") or 0) >= 1:
         return HYDRATING, "downloading weights"

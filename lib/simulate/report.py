@@ -4,6 +4,7 @@ Each view is a pure function of the world, so tests compare lines.
 """
 from __future__ import annotations
 
+from modelplane import conditions as C
 from modelplane.render import yamlout
 from modelplane.simulate.world import World, label
 
@@ -86,13 +87,6 @@ def services(world: World) -> list[str]:
     return _table(["SERVICE", "ADDRESS", "ENDPOINTS"], rows)
 
 
-def _condition(obj: dict, typ: str) -> dict | None:
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == typ:
-            return c
-    return None
-
-
 def conditions(world: World) -> list[str]:
     """Every XR with READY and each condition's reason and message."""
     lines = []
@@ -107,6 +101,10 @@ def conditions(world: World) -> list[str]:
             msg = f": {c['message']}" if c.get("message") else ""
             lines.append(f"  {c.get('type')}={c.get('status')} {c.get('reason', '')}{msg}")
     return lines
+
+
+def _condition(obj: dict, typ: str) -> dict | None:
+    return C.find(obj.get("status"), typ)
 
 
 def resources(world: World) -> str:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -11,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
+from modelplane.render.runners import free_port
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases"
@@ -18,11 +18,6 @@ SCRIPT_FN = HERE / "fixtures" / "script_fn.py"
 TARGET_ANNOTATION = "render.crossplane.io/runtime-development-target"
 UPDATE = os.environ.get("MODELPLANE_UPDATE_GOLDENS") == "1"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager
