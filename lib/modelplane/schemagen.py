@@ -37,7 +37,7 @@ import yaml
 from modelplane import paths
 
 VERSION = "v1alpha1"
-SCHEMAS = paths.ROOT / "schemas"
+SCHEMAS = paths.SCHEMAS
 
 # Options fixed by the project; the last group keeps output stable and readable.
 CODEGEN_OPTIONS = [

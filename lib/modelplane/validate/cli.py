@@ -11,7 +11,7 @@ on one line::
 
 Schemas: our XRDs (``--apis``, default ``apis/``), XRDs and CRDs found among
 the inputs, then every upstream CRD and built-in kind (``--crds``, default
-``$MODELPLANE_CRDS`` or ``../shared/crds``). The XRDs themselves are checked
+``schemas/upstream`` or ``$MODELPLANE_CRDS``). The XRDs themselves are checked
 first (explicit scope, structural schema, rules that compile). Exit 1 on any
 failure (and on missing schemas with ``--error-on-missing-schemas``), 2 on
 usage errors.
