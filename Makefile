@@ -7,8 +7,12 @@ PYTEST  := $(BIN)/python -m pytest
 
 .DEFAULT_GOAL := help
 
+# Upstream programs (make tools) and the suites that use them (make e2e).
+-include hack/tools.mk
+-include hack/e2e.mk
+
 help: ## Show the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
