@@ -4,17 +4,18 @@ A case holds its inputs, an optional ``args`` file (one argument a line,
 ``{case}`` = the case dir) and either ``expected.yaml`` (exit 0, stdout) or
 ``expected.stderr`` (exit 1, nothing on stdout). Functions are the fixture
 script, run as a real gRPC server and dialled through the Development
-runtime. With CROSSPLANE_BIN set, the same cases run through the real CLI.
+runtime. The same cases run through the real CLI (v2.2, classic render) when
+`make tools` built it or CROSSPLANE_BIN names one; otherwise they skip.
 Regenerate goldens with MODELPLANE_UPDATE_GOLDENS=1, then read them.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
 
 from tests.render.helpers import CASES, UPDATE, case_argv, case_names, run_cli, script_function
+from tests.upstream.need import tool
 
 # Where our message adds a hint the Go CLI lacks, parity checks only the start.
 LOOSE_STDERR = {"development-target-unreachable": "crossplane: error: cannot render composite resource: "}
@@ -53,9 +54,7 @@ def test_case(name, target):
 
 @pytest.mark.parametrize("name", case_names())
 def test_case_matches_crossplane(name, target):
-    binary = os.environ.get("CROSSPLANE_BIN")
-    if not binary:
-        pytest.skip("CROSSPLANE_BIN not set: no crossplane CLI on this machine")
+    binary = tool("crossplane")["crossplane"]
     argv = [binary, "render", *case_argv(name, target)]
     proc = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120)
     want_code, want = _golden(name)

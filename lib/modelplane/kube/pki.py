@@ -1,0 +1,116 @@
+"""Certificates for local control planes: one CA, serving and client certificates, signing keys.
+
+Everything is ECDSA P-256 (fast to generate on a busy machine; Kubernetes and
+etcd accept it for serving, client and service-account signing keys). The
+validity window starts a day back so a skewed clock never sees a cert "not yet valid".
+
+Needs the ``cryptography`` package (imported on first use).
+"""
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+_VALID_DAYS = 365
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A PEM certificate and its PEM private key."""
+
+    cert: bytes
+    key: bytes
+
+    def write(self, directory: Path, stem: str) -> tuple[Path, Path]:
+        """Write ``<stem>.crt`` and ``<stem>.key`` (0600); returns both paths."""
+        directory.mkdir(parents=True, exist_ok=True)
+        crt, key = directory / f"{stem}.crt", directory / f"{stem}.key"
+        crt.write_bytes(self.cert)
+        key.touch(mode=0o600)
+        key.write_bytes(self.key)
+        return crt, key
+
+
+def _crypto():
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    except ImportError as err:  # pragma: no cover - depends on the install
+        raise RuntimeError("local control planes need the 'cryptography' package: pip install cryptography") from err
+    return x509, hashes, serialization, ec, ExtendedKeyUsageOID, NameOID
+
+
+def _pem_key(key) -> bytes:
+    _, _, serialization, *_ = _crypto()
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+def signing_key() -> Pair:
+    """A bare key pair (cert = the PEM public key): the service-account token signer."""
+    _, _, serialization, ec, *_ = _crypto()
+    key = ec.generate_private_key(ec.SECP256R1())
+    public = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo)
+    return Pair(public, _pem_key(key))
+
+
+class CA:
+    """A self-signed certificate authority that issues leaf certificates."""
+
+    def __init__(self, common_name: str = "modelplane-local-ca") -> None:
+        x509, hashes, serialization, ec, _, NameOID = _crypto()
+        self._key = ec.generate_private_key(ec.SECP256R1())
+        self._name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+        now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(self._name)
+            .issuer_name(self._name)
+            .public_key(self._key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now)
+            .not_valid_after(now + datetime.timedelta(days=_VALID_DAYS))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                         content_commitment=False, key_encipherment=False,
+                                         data_encipherment=False, key_agreement=False,
+                                         encipher_only=False, decipher_only=False), critical=True)
+            .sign(self._key, hashes.SHA256())
+        )
+        self.pair = Pair(cert.public_bytes(serialization.Encoding.PEM), _pem_key(self._key))
+
+    @property
+    def cert(self) -> bytes:
+        return self.pair.cert
+
+    def issue(self, common_name: str, *, organizations: tuple[str, ...] = (), dns: tuple[str, ...] = (),
+              ips: tuple[str, ...] = (), server: bool = False, client: bool = False) -> Pair:
+        """A leaf certificate for ``common_name`` (O = ``organizations``: Kubernetes groups)."""
+        x509, hashes, serialization, ec, EKU, NameOID = _crypto()
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
+        subject.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
+        now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
+        usages = ([EKU.SERVER_AUTH] if server else []) + ([EKU.CLIENT_AUTH] if client else [])
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name(subject))
+            .issuer_name(self._name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now)
+            .not_valid_after(now + datetime.timedelta(days=_VALID_DAYS))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        )
+        if usages:
+            builder = builder.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+        names = [x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
+        if names:
+            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+        cert = builder.sign(self._key, hashes.SHA256())
+        return Pair(cert.public_bytes(serialization.Encoding.PEM), _pem_key(key))
