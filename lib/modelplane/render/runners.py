@@ -20,6 +20,7 @@ the caller's deadline, so a target nobody serves fails at the deadline.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import signal
 import socket
 import subprocess
@@ -100,6 +101,33 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _refused(target: str) -> str | None:
+    """``ip:port`` as Go prints it when ``target`` (an IP literal) refuses connections, else None.
+
+    Go's gRPC reports the last dial error when a wait-for-ready call times out;
+    Python's only says the deadline passed. Asking the port once more gives
+    the same words, so an unstarted function reads the same in both CLIs."""
+    host, sep, port = target.rpartition(":")
+    host = host.strip("[]")
+    try:
+        ip = ipaddress.ip_address(host)
+        port_number = int(port)
+    except ValueError:
+        return None
+    if not sep:
+        return None
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.settimeout(0.5)
+        try:
+            sock.connect((host, port_number))
+        except ConnectionRefusedError:
+            return f"[{host}]:{port}" if ip.version == 6 else f"{host}:{port}"
+        except OSError:
+            return None
+    return None
 
 
 def _go_code(code: grpc.StatusCode) -> str:
@@ -268,9 +296,12 @@ class FunctionPool:
                 if code == grpc.StatusCode.UNIMPLEMENTED and method == _METHODS[0]:
                     continue
                 if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    refused = _refused(target)
                     raise RenderError(
-                        "rpc error: code = DeadlineExceeded desc = context deadline exceeded "
-                        f'(Function "{name}" at "{target}" did not answer before the --timeout deadline)'
+                        "rpc error: code = DeadlineExceeded desc = "
+                        + (f'latest balancer error: connection error: desc = "transport: Error while dialing: '
+                           f'dial tcp {refused}: connect: connection refused"' if refused else
+                           "context deadline exceeded")
                     ) from None
                 raise RenderError(f"rpc error: code = {_go_code(code)} desc = {err.details()}") from None
         raise AssertionError("unreachable: the v1beta1 attempt returns or raises")
