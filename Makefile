@@ -37,6 +37,9 @@ soak: $(STAMP) ## Long fuzz and load runs
 schemas: $(STAMP) ## Regenerate schemas/ from the XRDs in apis/
 	$(BIN)/python -m modelplane.schemagen
 
+crds: $(STAMP) ## Fetch the pinned upstream CRDs into schemas/upstream (Go + network; ONLY=name ...)
+	$(BIN)/python hack/crds.py $(if $(ONLY),--only $(ONLY))
+
 validate: $(STAMP) ## Validate every example manifest offline
 	$(BIN)/modelplane validate examples
 
@@ -46,4 +49,4 @@ lint: $(STAMP) ## Ruff
 clean: ## Remove .venv and caches
 	rm -rf $(VENV) .pytest_cache build *.egg-info
 
-.PHONY: help venv demo test bench soak schemas validate lint clean
+.PHONY: help venv demo test bench soak schemas crds validate lint clean

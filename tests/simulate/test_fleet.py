@@ -14,15 +14,6 @@ from modelplane.validate.upstream import UpstreamSchemas
 
 FLEET = paths.EXAMPLES / "fleet"
 
-# Kinds we compose whose upstream CRDs are not in ../shared/crds (SOURCES.md):
-# AWS IAM (provider-upjet-aws family: only EKS kinds were copied), MetalLB, and
-# Envoy Gateway's HTTPRouteFilter (not copied from v1.9.0).
-NO_UPSTREAM_SCHEMA = {
-    ("iam.aws.m.upbound.io/v1beta1", "Role"),
-    ("iam.aws.m.upbound.io/v1beta1", "RolePolicyAttachment"),
-    ("gateway.envoyproxy.io/v1alpha1", "HTTPRouteFilter"),
-}
-
 
 @pytest.fixture(scope="module")
 def pool():
@@ -81,7 +72,7 @@ def test_every_composed_resource_is_schema_valid(fleet):
             spec_only = _without_status(obj)
             if obj.get("apiVersion", "").startswith("modelplane.ai/"):
                 problems += [str(f) for f in ours.validate_document(spec_only)]
-            elif (obj.get("apiVersion"), obj.get("kind")) not in NO_UPSTREAM_SCHEMA:
+            else:
                 problems += [f"{key} {name}: {e}" for e in upstream.validate(spec_only)]
             checked += 1
     assert problems == []
