@@ -24,7 +24,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from modelplane import paths
+from modelplane import functions, paths
 from modelplane.render import FunctionPool, RenderError, RenderInputs, reader, render
 from modelplane.simulate import health
 from modelplane.simulate.world import Key, World, is_xr, key_of
@@ -48,7 +48,14 @@ def load_compositions(apis: Path = paths.APIS) -> dict[str, dict]:
     return out
 
 
-def load_functions(path: Path = paths.EXAMPLES / "functions.yaml") -> list[dict]:
+def load_functions(path: Path | None = None) -> list[dict]:
+    """The Function objects the Compositions name: from ``path``, else one per registered function.
+
+    The default is built from the registry rather than read from examples/functions.yaml, which an
+    installed wheel does not have; each is served locally by name (``modelplane.render.runners``)."""
+    if path is None:
+        return [{"apiVersion": "pkg.crossplane.io/v1", "kind": "Function", "metadata": {"name": f"modelplane-{name}"}}
+                for name in functions.available()]
     return [d for d in reader.load_all(Path(path).read_text(encoding="utf-8")) if isinstance(d, dict)]
 
 
