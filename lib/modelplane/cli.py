@@ -5,6 +5,7 @@
     modelplane simulate DIR          the whole fleet on one machine
     modelplane validate FILE|DIR...  offline admission checks
     modelplane demo [DIR]            simulate the example fleet, summarised
+    modelplane lab up DIR|status|down  local workload clusters (upstream programs, fake GPUs)
 
 Each subcommand lives in its own module and takes ``argv``; this module only
 dispatches, so ``modelplane --help`` stays cheap to import.
@@ -23,6 +24,7 @@ SUBCOMMANDS = {
     "simulate": ("modelplane.simulate.cli", "Reconcile a whole fleet of manifests on this machine"),
     "validate": ("modelplane.validate.cli", "Validate manifests against the XRDs and upstream schemas"),
     "demo": ("modelplane.simulate.demo", "Simulate the example fleet and print a short summary"),
+    "lab": ("modelplane.lab.cli", "Local workload clusters with fake GPU nodes (up DIR | status | down)"),
 }
 
 

@@ -1,6 +1,7 @@
 """The lab's builders: Nodes, ResourceSlices, DeviceClasses and storage from a fleet (no processes)."""
 from __future__ import annotations
 
+import base64
 import copy
 
 import pytest
@@ -149,3 +150,16 @@ def test_duplicate_clusters_are_an_error():
     c = _cluster("c", [{"name": "p", "class": "a", "nodeCount": 1}])
     with pytest.raises(InputError, match="defined twice"):
         fleet.read_fleet([_class("a", [GPU]), c, c])
+
+
+def test_kubeconfig_secret_has_the_shape_existing_clusters_reference():
+    f = _example_fleet()
+    by = {c.name: c for c in f.clusters}
+    onprem = fleet.kubeconfig_secret(by["onprem-west"], "apiVersion: v1\nkind: Config\n")
+    assert onprem["metadata"]["namespace"] == "modelplane-system"
+    assert onprem["metadata"]["name"] == "onprem-west-kubeconfig"
+    assert base64.b64decode(onprem["data"]["kubeconfig"]).decode() == "apiVersion: v1\nkind: Config\n"
+    # A GKE cluster in the lab would be registered as Existing under <name>-kubeconfig.
+    gke = fleet.kubeconfig_secret(by["gke-us-central"], "x")
+    assert (gke["metadata"]["name"], list(gke["data"])) == ("gke-us-central-kubeconfig", ["kubeconfig"])
+    assert UpstreamSchemas.load().validate(onprem) == []

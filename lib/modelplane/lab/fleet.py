@@ -22,14 +22,16 @@ Everything here is plain data in, manifests out: no process, no network.
 """
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.errors import InputError
 from modelplane.inference_class import check_class
 from modelplane.labels import POOL
 from modelplane.platform import eks, gke
+from modelplane.platform.common import NAMESPACE
 
 API = "modelplane.ai/v1alpha1"
 
@@ -73,6 +75,9 @@ class Cluster:
     taints: tuple[Mapping[str, str], ...] = ()
     cache_class: str = ""          # the StorageClass ModelCache PVCs use here ("" = none declared)
     composes_cache_class: bool = False  # Modelplane composes the StorageClass itself (GKE)
+    # Where an Existing InferenceCluster's kubeconfig lives (its own ref; for other sources the
+    # ref the lab cluster would have if registered as Existing): namespace, name, key.
+    secret_ref: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,8 +140,11 @@ def _cluster(doc: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]) -
     taints = [{k: t[k] for k in ("key", "value", "effect") if t.get(k) is not None} for t in spec.get("taints") or []]
     if source in POOL_TAINTS:
         taints.append(dict(POOL_TAINTS[source]))
+    ref = block.get("kubeconfigSecretRef") or {}
+    secret_ref = {"namespace": ref.get("namespace") or NAMESPACE, "name": ref.get("name") or f"{name}-kubeconfig",
+                  "key": ref.get("key") or "kubeconfig"}
     return Cluster(
-        name=name, source=source, pools=tuple(pools), taints=tuple(taints),
+        name=name, source=source, pools=tuple(pools), taints=tuple(taints), secret_ref=secret_ref,
         cache_class=cache_class or (gke.STORAGE_CLASS if composes else ""),
         composes_cache_class=composes,
     )
@@ -282,6 +290,18 @@ def storage(cluster: Cluster) -> list[dict]:
             },
         })
     return out
+
+
+def kubeconfig_secret(cluster: Cluster, kubeconfig: str) -> dict:
+    """The Secret an Existing InferenceCluster's ``kubeconfigSecretRef`` names, holding ``kubeconfig``."""
+    ref = cluster.secret_ref
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": ref["name"], "namespace": ref["namespace"], "labels": {LAB_LABEL: cluster.name}},
+        "type": "Opaque",
+        "data": {ref["key"]: base64.b64encode(kubeconfig.encode()).decode()},
+    }
 
 
 def cluster_objects(fleet: Fleet, cluster: Cluster) -> list[dict]:

@@ -1,0 +1,86 @@
+"""``modelplane lab up DIR | status | down``: local workload clusters with fake GPU nodes."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from modelplane.errors import InputError
+from modelplane.kube import ApiError, ComponentError
+from modelplane.lab import runner
+from modelplane.lab.state import default_dir
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="modelplane lab",
+        description="Real workload clusters on this machine (kube-apiserver, kube-controller-manager, "
+                    "kube-scheduler with DRA, kwok, LeaderWorkerSet) shaped like the InferenceClusters in DIR. "
+                    "Needs the upstream programs of `make tools`.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    state_help = f"the lab's state folder (default $MODELPLANE_LAB_STATE or {default_dir()})"
+    u = sub.add_parser("up", help="start one cluster per InferenceCluster in DIR")
+    u.add_argument("directory", metavar="DIR", type=Path, help="manifests with InferenceClusters and InferenceClasses")
+    u.add_argument("--state", type=Path, default=None, help=state_help)
+    u.add_argument("--timeout", type=float, default=runner.READY_TIMEOUT, metavar="S",
+                   help=f"give up when not ready after S seconds (default {runner.READY_TIMEOUT:.0f})")
+    s = sub.add_parser("status", help="every lab process: pid, alive, port, memory; a crashed one with its log")
+    s.add_argument("--state", type=Path, default=None, help=state_help)
+    d = sub.add_parser("down", help="stop every process the lab started")
+    d.add_argument("--state", type=Path, default=None, help=state_help)
+    return p
+
+
+def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    args = parser().parse_args(argv)
+    if args.command == "up":
+        return _up(args, out, err)
+    if args.command == "status":
+        return _status(args, out, err)
+    stopped = runner.down(args.state)
+    print(f"stopped {len(stopped)} processes" + (f": {', '.join(stopped)}" if stopped else " (no lab running)"),
+          file=out)
+    return 0
+
+
+def _up(args, out: TextIO, err: TextIO) -> int:
+    if not args.directory.is_dir():
+        print(f"modelplane lab up: {args.directory}: not a directory", file=err)
+        return 2
+    try:
+        state = runner.up(args.directory, args.state, timeout=args.timeout,
+                          progress=lambda msg: print(msg, file=out, flush=True))
+    except InputError as e:
+        print(f"modelplane lab up: {e}", file=err)
+        return 2
+    except (runner.LabError, ComponentError, ApiError, TimeoutError, FileNotFoundError) as e:
+        print(f"modelplane lab up: {e}", file=err)
+        return 1
+    print(f"\nstate: {state.root}", file=out)
+    for name, info in sorted(state.clusters.items()):
+        print(f"  {name}: kubeconfig {info.kubeconfig}", file=out)
+        ref = info.secret_ref
+        print(f"  {' ' * len(name)}  Secret {ref['namespace']}/{ref['name']} (key {ref['key']}): {info.secret}", file=out)
+    return 0
+
+
+def _status(args, out: TextIO, err: TextIO) -> int:
+    state, rows = runner.status(args.state)
+    if state is None:
+        print("no lab here (modelplane lab up DIR starts one)", file=out)
+        return 3
+    print(f"lab from {state.directory} (state {state.root}); ready in {state.ready_seconds} s", file=out)
+    width = max(len(r.label) for r in rows) if rows else 9
+    print(f"{'COMPONENT':<{width}}  {'PID':>7}  ALIVE  {'PORT':>5}  {'RSS':>8}", file=out)
+    for r in rows:
+        rss = f"{r.rss_kib / 1024:.0f} MiB" if r.alive else "-"
+        print(f"{r.label:<{width}}  {r.pid:>7}  {'yes' if r.alive else 'NO':<5}  {r.port or '-':>5}  {rss:>8}", file=out)
+    total = sum(r.rss_kib for r in rows)
+    print(f"{'total':<{width}}  {'':>7}  {'':<5}  {'':>5}  {total / 1024:>4.0f} MiB", file=out)
+    crashed = [r for r in rows if not r.alive]
+    for r in crashed:
+        print(f"\n{r.label} is not running (log: {r.log}):\n{r.tail}", file=err)
+    return 1 if crashed else 0

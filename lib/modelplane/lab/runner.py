@@ -1,0 +1,317 @@
+"""``lab up``, ``lab status``, ``lab down``: the lab's processes, started and stopped by pid.
+
+``up`` starts one etcd, then every cluster in its own thread (their API
+servers start side by side: most of the start-up is their CPU), then the
+lab's stand-in controller. Every process is written to the state file as soon
+as it exists, so ``down`` can stop a half-started lab too. A failed ``up``
+stops what it started and raises with the failing component's log tail.
+"""
+from __future__ import annotations
+
+import base64
+import shutil
+import ssl
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from modelplane import tools
+from modelplane.errors import InputError
+from modelplane.kube import ApiError, ComponentError, Etcd, pki
+from modelplane.kube.apiserver import APIServer
+from modelplane.kube.process import Process
+from modelplane.lab import components as C
+from modelplane.lab import fleet as F
+from modelplane.lab import install
+from modelplane.lab.state import ClusterInfo, Component, LabState, default_dir, rss_kib, start_ticks
+from modelplane.render.runners import free_port
+from modelplane.simulate.world import load_dir
+
+TOOLS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "lws")
+READY_TIMEOUT = 120.0
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_INSECURE = ssl.create_default_context()
+_INSECURE.check_hostname = False
+_INSECURE.verify_mode = ssl.CERT_NONE  # the controllers' self-signed serving certs; loopback only
+_TLS = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=_INSECURE))
+
+
+class LabError(RuntimeError):
+    """The lab cannot start, or a component failed (the message carries its log's tail)."""
+
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class _Started:
+    cluster: F.Cluster
+    api: APIServer
+
+
+class _Recorder:
+    """Adds components to the state file as they start (threads share it)."""
+
+    def __init__(self, state: LabState) -> None:
+        self.state = state
+        self.lock = threading.Lock()
+
+    def add(self, name: str, cluster: str, pid: int, log: Path, port: int = 0, **ports: int) -> Component:
+        comp = Component(name=name, cluster=cluster, pid=pid, ticks=start_ticks(pid), log=str(log), port=port,
+                         ports=dict(ports))
+        with self.lock:
+            self.state.components.append(comp)
+            self.state.save()
+        return comp
+
+    def cluster(self, info: ClusterInfo) -> None:
+        with self.lock:
+            self.state.clusters[info.name] = info
+            self.state.save()
+
+
+# --- up -----------------------------------------------------------------------
+
+
+def load_fleet(directory: Path) -> F.Fleet:
+    xrs, others = load_dir(directory)
+    fleet = F.read_fleet(xrs + others)
+    if not fleet.clusters:
+        raise InputError(str(directory), "no InferenceCluster here: the lab builds one cluster per InferenceCluster")
+    return fleet
+
+
+def up(directory: Path, root: Path | None = None, *, timeout: float = READY_TIMEOUT,
+       progress: Progress | None = None) -> LabState:
+    """Start the lab for the InferenceClusters in ``directory``; returns its state once every
+    cluster is ready (nodes Ready, slices published, controllers healthy)."""
+    say = progress or (lambda _msg: None)
+    fleet = load_fleet(directory)
+    missing = tools.missing(*TOOLS)
+    if missing:
+        raise LabError(f"the lab needs upstream programs: {missing}")
+    root = Path(root or default_dir()).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    previous = LabState.load(root)
+    if previous and previous.running():
+        raise LabError(f"a lab is already running in {root} ({len(previous.running())} processes): "
+                       f"run `modelplane lab down --state {root}` first")
+    for sub in ["etcd", *(c.name for c in fleet.clusters), *(previous.clusters if previous else {})]:
+        shutil.rmtree(root / sub, ignore_errors=True)
+    state = LabState(directory=str(Path(directory).resolve()), root=str(root))
+    state.save()
+    rec = _Recorder(state)
+    start = time.monotonic()
+    try:
+        etcd = Etcd(root / "etcd")
+        rec.add("etcd", "", etcd.process.pid, etcd.process.log, port=int(etcd.endpoint.rsplit(":", 1)[1]))
+        say(f"etcd ready at {etcd.endpoint}")
+        ca = pki.CA("modelplane-lab-ca")
+        crds = install.workload_crds()
+        deadline = start + timeout
+        _in_threads([lambda c=c, i=i: _start_cluster(rec, fleet, c, i, etcd.endpoint, ca, crds, deadline, say)
+                     for i, c in enumerate(fleet.clusters)])
+        _start_standin(rec, root)
+        state.ready_seconds = round(time.monotonic() - start, 1)
+        state.save()
+        say(f"lab ready in {state.ready_seconds} s: {', '.join(c.name for c in fleet.clusters)}")
+        return state
+    except BaseException:
+        stop(state)
+        raise
+
+
+def _in_threads(jobs: list[Callable[[], None]]) -> None:
+    errors: list[BaseException] = []
+
+    def run(job: Callable[[], None]) -> None:
+        try:
+            job()
+        except BaseException as err:  # noqa: BLE001 - re-raised below, after every thread ends
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=(j,), daemon=True) for j in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def _start_cluster(rec: _Recorder, fleet: F.Fleet, cluster: F.Cluster, index: int, etcd: str, ca: pki.CA,
+                   crds: list[dict], deadline: float, say: Progress) -> None:
+    d = Path(rec.state.root) / cluster.name
+    api = APIServer(d, etcd, name=cluster.name, ca=ca, timeout=max(deadline - time.monotonic(), 1.0))
+    rec.add("kube-apiserver", cluster.name, api.process.pid, api.process.log, port=api.port)
+    say(f"{cluster.name}: kube-apiserver ready at {api.url} ({api.ready_seconds:.1f} s)")
+    client = api.client()
+    kubeconfig = Path(api.kubeconfig)
+    node_ip = f"10.{200 + index % 50}.0.1"
+
+    kcm_port = free_port()
+    _spawn(rec, cluster.name, "kube-controller-manager", C.controller_manager(
+        tools.find("kube-controller-manager"), kubeconfig, kcm_port, d / "kcm-certs",
+        api.paths["sa.key"], api.paths["ca.crt"]), d, port=kcm_port)
+    sched_port = free_port()
+    _spawn(rec, cluster.name, "kube-scheduler", C.scheduler(
+        tools.find("kube-scheduler"), kubeconfig, sched_port, d / "scheduler-certs"), d, port=sched_port)
+    stages = d / "kwok-stages.yaml"
+    stages.write_text(C.dump_all(C.kwok_stages()))
+    kwok_port = free_port()
+    _spawn(rec, cluster.name, "kwok", C.kwok(tools.find("kwok"), kubeconfig, kwok_port, stages, node_ip), d,
+           port=kwok_port)
+
+    install.install_crds(client, [*crds, C.disaggregatedset_stub()],
+                         timeout=max(deadline - time.monotonic(), 1.0))
+    hook_port, health_port = free_port(), free_port()
+    certs = d / "lws-certs"
+    pair = ca.issue("lws-webhook", ips=("127.0.0.1",), dns=("localhost",), server=True)
+    pair.write(certs, "tls")  # tls.crt, tls.key: the names the webhook server reads
+    lws_cfg = d / "lws-config.yaml"
+    lws_cfg.write_text(C.dump_all([C.lws_config(hook_port, health_port, certs)]))
+    install.create_all(client, C.lws_webhooks(hook_port, base64.b64encode(ca.cert).decode()))
+    _spawn(rec, cluster.name, "lws", C.lws(tools.find("lws"), kubeconfig, lws_cfg), d, port=health_port,
+           env=C.LWS_ENV, webhook=hook_port)
+
+    install.create_all(client, F.cluster_objects(fleet, cluster))
+    secret = d / "kubeconfig-secret.yaml"
+    secret.write_text(C.dump_all([F.kubeconfig_secret(cluster, kubeconfig.read_text())]))
+    rec.cluster(ClusterInfo(name=cluster.name, server=api.url, kubeconfig=str(kubeconfig), secret=str(secret),
+                            secret_ref=dict(cluster.secret_ref), node_ip=node_ip))
+    _wait_ready(rec.state, cluster, client, deadline)
+    say(f"{cluster.name}: ready ({sum(p.node_count for p in cluster.pools)} nodes)")
+
+
+def _spawn(rec: _Recorder, cluster: str, name: str, argv: list[str], d: Path, *, port: int = 0,
+           env: dict[str, str] | None = None, **ports: int) -> Component:
+    proc = Process(name, argv, d / f"{name}.log", env=env)
+    return rec.add(name, cluster, proc.pid, proc.log, port=port, **ports)
+
+
+def _start_standin(rec: _Recorder, root: Path) -> None:
+    argv = [sys.executable, "-m", "modelplane.lab.standin", str(root)]
+    proc = Process("standin", argv, root / "standin.log")
+    rec.add("standin", "", proc.pid, proc.log)
+
+
+# --- readiness ----------------------------------------------------------------
+
+
+def _get(url: str) -> str:
+    opener = _TLS if url.startswith("https:") else _DIRECT
+    with opener.open(url, timeout=2) as rsp:
+        return rsp.read().decode(errors="replace")
+
+
+def _healthy(comp: Component) -> bool:
+    if comp.name in ("kube-controller-manager", "kube-scheduler"):
+        return _get(f"https://127.0.0.1:{comp.port}/healthz") == "ok"
+    if comp.name == "kwok":
+        return _get(f"http://127.0.0.1:{comp.port}/healthz") == "ok"
+    if comp.name == "lws":
+        return _get(f"http://127.0.0.1:{comp.port}/readyz") == "ok"
+    return True
+
+
+def _nodes_ready(client, want: int) -> bool:
+    items = client.get("/api/v1/nodes").get("items") or []
+    ready = [n for n in items if any(c.get("type") == "Ready" and c.get("status") == "True"
+                                     for c in (n.get("status") or {}).get("conditions") or [])
+             and not any(t.get("key") == "node.kubernetes.io/not-ready" for t in (n.get("spec") or {}).get("taints") or [])]
+    return len(ready) >= want
+
+
+def _default_account(client) -> bool:
+    try:
+        client.get("/api/v1/namespaces/default/serviceaccounts/default")
+        return True
+    except ApiError:
+        return False
+
+
+def _wait_ready(state: LabState, cluster: F.Cluster, client, deadline: float) -> None:
+    comps = [c for c in state.components if c.cluster == cluster.name]
+    want = sum(p.node_count for p in cluster.pools)
+    pending: list[str] = []
+    while True:
+        for comp in comps:
+            if not comp.alive():
+                raise LabError(f"{comp.label} exited during start-up (log: {comp.log}):\n{comp.tail()}")
+        pending = []
+        for comp in comps:
+            try:
+                if not _healthy(comp):
+                    pending.append(comp.label)
+            except OSError:
+                pending.append(comp.label)
+        if not pending:
+            if not _nodes_ready(client, want):
+                pending.append(f"{cluster.name}: {want} Ready nodes")
+            elif not _default_account(client):
+                pending.append(f"{cluster.name}: the default ServiceAccount")
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise LabError(f"{cluster.name} was not ready in time; still waiting for: {', '.join(pending)}")
+        time.sleep(0.2)
+
+
+# --- status and down ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    pid: int
+    alive: bool
+    port: int
+    rss_kib: int
+    log: str
+    tail: str   # the log's last lines when it is not running
+
+
+def status(root: Path | None = None) -> tuple[LabState | None, list[Row]]:
+    state = LabState.load(Path(root or default_dir()))
+    if state is None:
+        return None, []
+    rows = []
+    for c in state.components:
+        alive = c.alive()
+        rows.append(Row(c.label, c.pid, alive, c.port, rss_kib(c.pid) if alive else 0, c.log,
+                        "" if alive else c.tail()))
+    return state, rows
+
+
+def stop(state: LabState) -> list[str]:
+    """Stop every recorded process, newest first; returns the labels that were running."""
+    stopped = []
+    for comp in reversed(state.components):
+        try:
+            if comp.stop():
+                stopped.append(comp.label)
+        except ProcessLookupError:
+            pass
+    return stopped
+
+
+def down(root: Path | None = None) -> list[str]:
+    """Stop the lab in ``root``; its logs stay, its etcd data and state file go."""
+    root = Path(root or default_dir())
+    state = LabState.load(root)
+    if state is None:
+        return []
+    stopped = stop(state)
+    left = [c.label for c in state.components if c.alive()]
+    if left:
+        raise LabError(f"still running after stop: {', '.join(left)}")
+    shutil.rmtree(root / "etcd" / "data", ignore_errors=True)
+    state.path.unlink(missing_ok=True)
+    return stopped
+
+
+__all__ = ["TOOLS", "ComponentError", "LabError", "Row", "down", "load_fleet", "status", "stop", "up"]
