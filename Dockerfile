@@ -14,18 +14,26 @@
 
 FROM debian:bookworm-slim AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv python3-pip \
+ && apt-get install -y --no-install-recommends python3 python3-venv \
  && rm -rf /var/lib/apt/lists/*
-RUN python3 -m venv /venv && /venv/bin/pip install --no-cache-dir --upgrade pip
+# uv installs uv.lock (the versions every make target and CI use); it lives
+# outside /venv so only the runtime is copied to the run stage. Keep the version
+# in step with UV_VERSION in the Makefile.
+ARG UV_VERSION=0.13.9
+RUN python3 -m venv /opt/uv && /opt/uv/bin/pip install --no-cache-dir uv==${UV_VERSION}
+ENV UV_PROJECT_ENVIRONMENT=/venv UV_PYTHON=/usr/bin/python3 UV_PYTHON_DOWNLOADS=never \
+    UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy UV_NO_CACHE=1
 WORKDIR /src
-# Dependencies first so a code change reuses the dependency layer.
-COPY pyproject.toml setup.py README.md ./
-COPY lib/__init__.py lib/__init__.py
-RUN /venv/bin/pip install --no-cache-dir .
+# Dependencies first, from the lock alone, so a code change reuses this layer.
+COPY pyproject.toml uv.lock ./
+RUN /opt/uv/bin/uv sync --locked --no-install-project
+# Then the package itself (not editable: the run stage has no /src).
+COPY README.md ./
 COPY lib lib
 COPY schemas schemas
 COPY functions functions
-RUN /venv/bin/pip install --no-cache-dir --no-deps --force-reinstall . \
+COPY apis apis
+RUN /opt/uv/bin/uv sync --locked --no-editable \
  && /venv/bin/modelplane --help >/dev/null
 
 FROM gcr.io/distroless/python3-debian12:nonroot AS run

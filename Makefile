@@ -1,9 +1,16 @@
-# Modelplane developer commands. Every target bootstraps .venv by itself.
+# Modelplane developer commands. Every target bootstraps .venv by itself, from
+# uv.lock: the same versions on every machine, whenever it is installed.
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PYTEST  := $(BIN)/python -m pytest
+# uv installs the lock; it comes from PyPI into the venv itself (uv sync leaves it there).
+UV_VERSION := 0.13.9
+UV      := $(BIN)/uv
+UVSTAMP := $(VENV)/.uv-$(UV_VERSION)
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export UV_PYTHON_DOWNLOADS := never
 
 .DEFAULT_GOAL := help
 
@@ -14,13 +21,22 @@ PYTEST  := $(BIN)/python -m pytest
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+$(UVSTAMP):
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+	@touch $(UVSTAMP)
+
+# --locked: fail, rather than drift, when pyproject.toml changed and uv.lock did not (run make lock).
+$(STAMP): pyproject.toml uv.lock $(UVSTAMP)
+	$(UV) sync -q --locked --extra dev --python $(BIN)/python
 	@touch $(STAMP)
 
-venv: $(STAMP) ## Create .venv with the project and its dev tools
+venv: $(STAMP) ## Create .venv with the project and its dev tools, as uv.lock pins them
+
+lock: $(UVSTAMP) ## Re-resolve uv.lock after a pyproject.toml change (UPGRADE=1: newest allowed versions)
+	$(UV) lock $(if $(UPGRADE),--upgrade)
+	$(UV) sync -q --locked --extra dev --python $(BIN)/python
+	@touch $(STAMP)
 
 demo: $(STAMP) ## Simulate the example fleet (no cluster, no network)
 	@$(BIN)/modelplane demo examples/fleet
@@ -47,6 +63,6 @@ lint: $(STAMP) ## Ruff
 	$(BIN)/ruff check lib functions tests
 
 clean: ## Remove .venv and caches
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build dist lib/*.egg-info
 
-.PHONY: help venv demo test bench soak schemas crds validate lint clean
+.PHONY: help venv lock demo test bench soak schemas crds validate lint clean
