@@ -24,6 +24,7 @@ SUBCOMMANDS = {
     "simulate": ("modelplane.simulate.cli", "Reconcile a whole fleet of manifests on this machine"),
     "validate": ("modelplane.validate.cli", "Validate manifests against the XRDs and upstream schemas"),
     "demo": ("modelplane.simulate.demo", "Simulate the example fleet and print a short summary"),
+    "e2e": ("modelplane.e2e.cli", "A control plane where real Crossplane reconciles Modelplane"),
     "lab": ("modelplane.lab.cli", "Local workload clusters with fake GPU nodes (up DIR | status | down)"),
 }
 

@@ -1,0 +1,22 @@
+"""Real Crossplane on the lab: a control-plane cluster that reconciles Modelplane.
+
+``modelplane e2e up`` starts, on loopback, a control-plane API server (etcd +
+kube-apiserver from ``modelplane.kube``), kube-controller-manager, Crossplane
+core v2.3 run out of cluster with ``--package-runtime=External``, a local OCI
+registry holding every package ``crossplane.yaml`` depends on, and this
+package's External runtime, which runs provider-kubernetes, provider-helm and
+our eight functions (``modelplane serve``) for the revisions the package
+manager creates. docs/e2e-crossplane.md says why each piece is what it is.
+
+Modules, one job each:
+
+- ``upstream``: the upstream programs and the module sources they came from
+- ``registry``: Debian's docker-registry on a loopback port
+- ``packages``: stage, build and push the Configuration, functions, providers
+- ``certs``: leaf certificates signed by Crossplane's own CA
+- ``pkgruntime``: the External package runtime (functions and providers as processes)
+- ``core``: ``crossplane core init`` and ``crossplane core start``
+- ``charts``: stand-in charts for provider-helm's chart cache
+- ``controlplane``: brings it all up and down, records what runs
+- ``cli``: ``modelplane e2e up|status|down``
+"""

@@ -1,0 +1,279 @@
+"""The control-plane cluster: brought up in order, recorded, brought down by pid.
+
+    up(state)      etcd + kube-apiserver, kube-controller-manager, the local registry
+                   with every package, Crossplane core (init + start), the
+                   supervisor (External runtime + gateway stand-in), then the
+                   user's step: ImageConfigs and the Configuration; returns when
+                   the Configuration is healthy and every XRD is established.
+    status(state)  what runs, what died, every package's health
+    down(state)    stops every recorded pid, newest first
+
+Everything lives under ``state``; ``state/controlplane.json`` records the pids,
+ports and the kubeconfig. The processes outlive the command that started them
+(each has its own session), so ``up`` can return while they keep reconciling.
+"""
+from __future__ import annotations
+
+import json
+import ssl
+import sys
+import time
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from modelplane import paths
+from modelplane.e2e import charts, core, packages, pkgruntime, upstream
+from modelplane.e2e.registry import Registry
+from modelplane.kube import APIServer, Client, Etcd
+from modelplane.kube.process import ComponentError, Process
+from modelplane.render.runners import free_port
+
+RECORD = "controlplane.json"
+CONTROL_PLANE = "control-plane"
+# CRDs a real control plane gets from the charts Modelplane's InferenceGateway installs
+# (Envoy Gateway ships Gateway API and its own CRDs); the lab's stand-in charts carry none.
+CONTROL_PLANE_CRDS = ("gateway-api", "envoy-gateway")
+READY_TIMEOUT = 300.0
+
+
+@dataclass
+class Record:
+    state: str
+    kubeconfig: str = ""
+    server: str = ""
+    registry: str = ""
+    pids: dict[str, int] = field(default_factory=dict)   # component -> pid, in start order
+    logs: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def save(self) -> None:
+        Path(self.state, RECORD).write_text(json.dumps(self.__dict__, indent=2))
+
+    @classmethod
+    def load(cls, state: Path) -> Record:
+        path = state / RECORD
+        if not path.exists():
+            raise FileNotFoundError(f"no control plane recorded in {state} (run `modelplane e2e up` first)")
+        return cls(**json.loads(path.read_text()))
+
+
+def admin_client(kubeconfig: Path) -> Client:
+    """A REST client from an embedded-data kubeconfig (the ones modelplane.kube writes)."""
+    import base64
+    import tempfile
+    cfg = yaml.safe_load(kubeconfig.read_text())
+    cluster, user = cfg["clusters"][0]["cluster"], cfg["users"][0]["user"]
+    folder = Path(tempfile.mkdtemp(prefix="mp-e2e-client-"))
+    files = {}
+    for key, name in (("certificate-authority-data", "ca.crt"), ("client-certificate-data", "tls.crt"),
+                      ("client-key-data", "tls.key")):
+        src = cluster if key.startswith("certificate-authority") else user
+        files[name] = folder / name
+        files[name].write_bytes(base64.b64decode(src[key]))
+    return Client(cluster["server"], files["ca.crt"], files["tls.crt"], files["tls.key"])
+
+
+def controller_manager(api: APIServer, directory: Path) -> Process:
+    """kube-controller-manager for the control plane: garbage collection of composed resources
+    (owner references), namespace deletion, ServiceAccount tokens."""
+    port = free_port()
+    proc = Process("kube-controller-manager", [
+        upstream.binary("kube-controller-manager"),
+        f"--kubeconfig={api.kubeconfig}", f"--authentication-kubeconfig={api.kubeconfig}",
+        f"--authorization-kubeconfig={api.kubeconfig}",
+        "--bind-address=127.0.0.1", f"--secure-port={port}", "--leader-elect=false",
+        "--use-service-account-credentials=false",
+        f"--service-account-private-key-file={api.paths['sa.key']}", f"--root-ca-file={api.paths['ca.crt']}",
+        # Nothing here schedules pods or allocates node CIDRs; the rest is what Crossplane relies on.
+        "--controllers=*,-nodeipam-controller,-node-lifecycle-controller,-cloud-node-lifecycle-controller",
+    ], directory / "kube-controller-manager.log")
+    ctx = ssl.create_default_context()
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # its self-signed serving cert
+
+    def healthy() -> bool:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ctx))
+        with opener.open(f"https://127.0.0.1:{port}/healthz", timeout=1) as rsp:
+            return rsp.status == 200
+
+    proc.wait_ready(healthy, 60)
+    return proc
+
+
+def install_crds(client: Client, folders: tuple[str, ...]) -> int:
+    n = 0
+    for folder in folders:
+        for path in sorted((paths.crds_dir() / folder).glob("*.yaml")):
+            for doc in yaml.safe_load_all(path.read_text()):
+                if doc and doc.get("kind") == "CustomResourceDefinition":
+                    client.apply(doc)
+                    n += 1
+    return n
+
+
+def _get(client: Client, path: str) -> dict:
+    try:
+        return client.request("GET", path)
+    except Exception:  # noqa: BLE001 - not served yet: the caller waits
+        return {}
+
+
+def is_true(obj: Mapping[str, Any], typ: str) -> bool:
+    return any(c.get("type") == typ and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+def package_health(client: Client) -> dict[str, str]:
+    """kind/name -> Healthy | <the Healthy condition's message> for every package."""
+    out = {}
+    for plural in ("configurations", "providers", "functions"):
+        for p in _get(client, f"/apis/pkg.crossplane.io/v1/{plural}").get("items") or []:
+            cond = next((c for c in (p.get("status") or {}).get("conditions") or [] if c["type"] == "Healthy"), {})
+            out[f"{p['kind']}/{p['metadata']['name']}"] = (
+                "Healthy" if cond.get("status") == "True" else (cond.get("message") or cond.get("reason") or "pending"))
+    return out
+
+
+def xrds_established(client: Client) -> tuple[int, int]:
+    items = _get(client, "/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions").get("items") or []
+    return sum(is_true(x, "Established") for x in items), len(items)
+
+
+def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print) -> Record:
+    state = state.resolve()
+    state.mkdir(parents=True, exist_ok=True)
+    rec = Record(str(state))
+    started: list[Process] = []
+
+    def step(name: str, fn):
+        t = time.monotonic()
+        out = fn()
+        rec.timings[name] = round(time.monotonic() - t, 1)
+        log(f"  {name}: {rec.timings[name]} s")
+        return out
+
+    def keep(name: str, proc: Process) -> None:
+        started.append(proc)
+        rec.pids[name], rec.logs[name] = proc.pid, str(proc.log)
+        rec.save()
+
+    try:
+        etcd = step("etcd", lambda: Etcd(state / "etcd"))
+        keep("etcd", etcd.process)
+        api = step("kube-apiserver", lambda: APIServer(state / CONTROL_PLANE, etcd.endpoint, name=CONTROL_PLANE))
+        keep("kube-apiserver", api.process)
+        rec.kubeconfig, rec.server = str(api.kubeconfig), api.url
+        client = api.client()
+        keep("kube-controller-manager", step("kube-controller-manager", lambda: controller_manager(api, state)))
+        registry = step("registry", lambda: Registry(state / "registry"))
+        keep("registry", registry.process)
+        rec.registry = registry.host
+        xp = upstream.binary("crossplane")
+        pkgs = step("packages", lambda: _push_all(xp, registry.host, state / "packages"))
+        step("crds", lambda: install_crds(client, CONTROL_PLANE_CRDS))
+        step("crossplane-init", lambda: core.init(client, api.kubeconfig, state))
+        xpc = step("crossplane", lambda: core.Core(client, api.kubeconfig, state))
+        keep("crossplane", xpc.process)
+        step("charts", charts.seed)
+        sup = Process("supervisor", [sys.executable, "-m", "modelplane.e2e.supervise", state],
+                      state / "supervisor.log")
+        keep("supervisor", sup)
+        for obj in packages.image_configs(registry.host):
+            client.apply(obj)
+        client.apply(packages.configuration(pkgs[0]))
+        step("configuration", lambda: wait_installed(client, timeout, sup))
+        step("provider-configs", lambda: provider_configs(client, api.kubeconfig))
+        rec.save()
+        return rec
+    except BaseException:
+        rec.save()
+        for proc in reversed(started):
+            proc.stop()
+        raise
+
+
+def _push_all(crossplane: Path, registry: str, workdir: Path) -> list[packages.Package]:
+    pkgs = packages.plan(workdir)
+    for pkg in pkgs:
+        packages.build_and_push(crossplane, pkg, registry, workdir)
+    return pkgs
+
+
+def wait_installed(client: Client, timeout: float, supervisor: Process) -> None:
+    """Until the Configuration, every function and every built provider is Healthy and every XRD established."""
+    deadline = time.monotonic() + timeout
+    while True:
+        health = package_health(client)
+        est, total = xrds_established(client)
+        waiting = [f"{k}: {v}" for k, v in sorted(health.items())
+                   if v != "Healthy" and not _standin(client, k)]
+        if health and not waiting and total and est == total:
+            return
+        if not supervisor.alive():
+            raise supervisor.failure("exited")
+        if time.monotonic() > deadline:
+            raise ComponentError(f"packages not installed within {timeout:.0f} s; XRDs established {est}/{total}; "
+                                 f"waiting for: {'; '.join(waiting) or 'the package manager'}")
+        time.sleep(2)
+
+
+def _standin(client: Client, key: str) -> bool:
+    kind, name = key.split("/", 1)
+    if kind != "Provider":
+        return False
+    p = _get(client, f"/apis/pkg.crossplane.io/v1/providers/{name}")
+    src = (p.get("spec") or {}).get("package", "")
+    return any(src.startswith(s) for s in packages.STANDINS)
+
+
+def kubeconfig_secret(name: str, namespace: str, kubeconfig: Path) -> dict:
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": name, "namespace": namespace},
+            "stringData": {"kubeconfig": kubeconfig.read_text()}}
+
+
+def provider_configs(client: Client, kubeconfig: Path) -> None:
+    """The control plane's own helm ClusterProviderConfig ``default`` (InferenceGateway's Releases).
+
+    In cluster it would use InjectedIdentity; out of cluster the provider has no pod identity,
+    so it reads the control plane's kubeconfig from a Secret, the same way workload clusters work."""
+    client.apply(kubeconfig_secret("control-plane-kubeconfig", core.NAMESPACE, kubeconfig))
+    client.apply({"apiVersion": "helm.m.crossplane.io/v1beta1", "kind": "ClusterProviderConfig",
+                  "metadata": {"name": "default"},
+                  "spec": {"credentials": {"source": "Secret", "secretRef": {
+                      "namespace": core.NAMESPACE, "name": "control-plane-kubeconfig", "key": "kubeconfig"}}}})
+
+
+def status(state: Path) -> dict[str, Any]:
+    rec = Record.load(state)
+    procs = {name: ("running" if pkgruntime._alive(pid) else "exited") for name, pid in rec.pids.items()}
+    runtime = json.loads((state / "runtime" / "runtime.json").read_text()) if (state / "runtime" / "runtime.json").exists() else {}
+    procs.update({f"runtime/{k}": ("running" if pkgruntime._alive(v["pid"]) else "exited") for k, v in runtime.items()})
+    out: dict[str, Any] = {"processes": procs}
+    try:
+        out["packages"] = package_health(admin_client(Path(rec.kubeconfig)))
+    except Exception as err:  # noqa: BLE001 - the API server may be the thing that died
+        out["packages"] = {"error": str(err)}
+    return out
+
+
+def down(state: Path) -> list[str]:
+    """Stop the runtime's processes, then every recorded component, newest first."""
+    stopped = []
+    runtime = state / "runtime" / "runtime.json"
+    if runtime.exists():
+        for name, r in sorted(json.loads(runtime.read_text()).items()):
+            pkgruntime.stop_pid(r["pid"])
+            stopped.append(f"runtime/{name}")
+        runtime.write_text("{}")
+    rec = Record.load(state)
+    for name, pid in reversed(list(rec.pids.items())):
+        pkgruntime.stop_pid(pid)
+        stopped.append(name)
+    rec.pids = {}
+    rec.save()
+    return stopped

@@ -1,0 +1,202 @@
+"""Every package ``crossplane.yaml`` installs, built with the real crossplane CLI and pushed locally.
+
+The Configuration is what a user installs: ``crossplane.yaml`` and ``apis/``
+(staged alone: ``xpkg build`` reads every YAML file under its root). Its
+``dependsOn`` list is the work list, read from the file, not repeated here:
+
+- our functions: ``functions/<name>/package/crossplane.yaml`` (no runtime
+  image: the lab's External runtime runs ``modelplane serve``);
+- provider-kubernetes, provider-helm: their module's ``package/`` folder, at
+  the version ``make tools`` built;
+- the cloud providers (no source, no cloud here): **stand-ins** under the real
+  package path, holding the Provider metadata and the vendored CRDs of the
+  kinds Modelplane composes (``schemas/upstream``); nothing runs for them.
+
+Each package is pushed under its own path below the local registry
+(``127.0.0.1:<port>/xpkg.crossplane.io/modelplane/compose-model-deployment``);
+two ImageConfigs send Crossplane there.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from modelplane import paths
+from modelplane.e2e import upstream
+
+CONFIGURATION = "xpkg.crossplane.io/modelplane/modelplane"
+# The registries crossplane.yaml names; an ImageConfig rewrites each to the local one.
+REGISTRIES = ("xpkg.crossplane.io", "xpkg.upbound.io")
+# Real providers built by `make tools`: package path -> tool name.
+BUILT_PROVIDERS = {
+    "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes": "provider-kubernetes",
+    "xpkg.crossplane.io/crossplane-contrib/provider-helm": "provider-helm",
+}
+# Stand-ins: package path -> vendored CRD files (schemas/upstream/...). A CRD belongs to one
+# package, so each cloud's ProviderConfig kinds ride with its first stand-in (upstream they
+# come from the provider family package, a dependency these stand-ins do not declare).
+STANDINS = {
+    "xpkg.upbound.io/upbound/provider-gcp-container": (
+        "provider-upjet-gcp/container.gcp.m.upbound.io_clusters.yaml",
+        "provider-upjet-gcp/container.gcp.m.upbound.io_nodepools.yaml",
+        "provider-upjet-gcp/gcp.m.upbound.io_clusterproviderconfigs.yaml",
+        "provider-upjet-gcp/gcp.m.upbound.io_providerconfigs.yaml",
+    ),
+    "xpkg.upbound.io/upbound/provider-gcp-cloudplatform": (
+        "provider-upjet-gcp/cloudplatform.gcp.m.upbound.io_projectservices.yaml",
+    ),
+    "xpkg.upbound.io/upbound/provider-gcp-filestore": (
+        "provider-upjet-gcp/filestore.gcp.m.upbound.io_instances.yaml",
+    ),
+    "xpkg.upbound.io/upbound/provider-aws-eks": (
+        "provider-upjet-aws/eks.aws.m.upbound.io_addons.yaml",
+        "provider-upjet-aws/eks.aws.m.upbound.io_clusterauths.yaml",
+        "provider-upjet-aws/eks.aws.m.upbound.io_clusters.yaml",
+        "provider-upjet-aws/eks.aws.m.upbound.io_nodegroups.yaml",
+        "provider-upjet-aws/aws.m.upbound.io_clusterproviderconfigs.yaml",
+        "provider-upjet-aws/aws.m.upbound.io_providerconfigs.yaml",
+    ),
+    "xpkg.upbound.io/upbound/provider-aws-iam": (
+        "provider-upjet-aws/iam.aws.m.upbound.io_roles.yaml",
+        "provider-upjet-aws/iam.aws.m.upbound.io_rolepolicyattachments.yaml",
+    ),
+    "xpkg.upbound.io/upbound/provider-aws-ec2": (),
+}
+STANDIN_ANNOTATION = "modelplane.ai/lab-stand-in"
+_FLOOR = re.compile(r"^\s*>=\s*(v\d+\.\d+\.\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class Package:
+    kind: str          # Configuration | Provider | Function
+    path: str          # the package path crossplane.yaml names (no tag)
+    tag: str           # the version pushed
+    root: Path         # the staged package root
+    standin: bool = False
+
+
+def dependencies(configuration: Mapping) -> list[dict]:
+    return list((configuration.get("spec") or {}).get("dependsOn") or [])
+
+
+def floor(constraint: str, where: str) -> str:
+    """``>=v1.2.3`` -> ``v1.2.3``: the version a package without its own is pushed at."""
+    m = _FLOOR.match(constraint or "")
+    if not m:
+        raise ValueError(f"{where}: version {constraint!r}: the lab pushes packages at a '>=vX.Y.Z' floor; "
+                         f"write the constraint that way")
+    return m.group(1)
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    """Copy a tree out of the (read-only) module cache, writable."""
+    shutil.copytree(src, dst, dirs_exist_ok=True, copy_function=shutil.copyfile)
+    return dst
+
+
+def stage_configuration(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(paths.ROOT / "crossplane.yaml", dest / "crossplane.yaml")
+    _copy(paths.APIS, dest / "apis")
+    return dest
+
+
+def standin_meta(path: str) -> dict:
+    name = path.rsplit("/", 1)[1]
+    return {
+        "apiVersion": "meta.pkg.crossplane.io/v1",
+        "kind": "Provider",
+        "metadata": {"name": name, "annotations": {
+            STANDIN_ANNOTATION: "true",
+            "meta.crossplane.io/description": (
+                f"Modelplane lab stand-in for {path}: its CRDs only, from schemas/upstream; "
+                "no controller runs (no cloud in the lab)."),
+        }},
+        "spec": {},
+    }
+
+
+def stage_standin(path: str, crds: Iterable[str], dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "crossplane.yaml").write_text(yaml.safe_dump(standin_meta(path), sort_keys=False))
+    for rel in crds:
+        shutil.copyfile(paths.crds_dir() / rel, dest / Path(rel).name)
+    return dest
+
+
+def plan(workdir: Path) -> list[Package]:
+    """Stage every package; the Configuration first, then its dependencies in file order."""
+    cfg = yaml.safe_load((paths.ROOT / "crossplane.yaml").read_text())
+    version = "v" + _project_version()
+    out = [Package("Configuration", CONFIGURATION, version, stage_configuration(workdir / "modelplane"))]
+    for dep in dependencies(cfg):
+        path, kind = dep["package"], dep["kind"]
+        where = f"crossplane.yaml dependsOn {path}"
+        name = path.rsplit("/", 1)[1]
+        if kind == "Function":
+            src = paths.FUNCTIONS / name / "package"
+            if not (src / "crossplane.yaml").is_file():
+                raise ValueError(f"{where}: no {src}/crossplane.yaml (a function this package does not hold)")
+            out.append(Package(kind, path, floor(dep.get("version", ""), where), _copy(src, workdir / name)))
+        elif path in BUILT_PROVIDERS:
+            tool = BUILT_PROVIDERS[path]
+            root = _copy(upstream.source(tool, "package"), workdir / name)
+            out.append(Package(kind, path, upstream.version(tool), root))
+        elif path in STANDINS:
+            out.append(Package(kind, path, floor(dep.get("version", ""), where),
+                               stage_standin(path, STANDINS[path], workdir / name), standin=True))
+        else:
+            raise ValueError(f"{where}: the lab has neither a build nor a stand-in for it "
+                             f"(add it to modelplane.e2e.packages)")
+    return out
+
+
+def _project_version() -> str:
+    import tomllib
+    return tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def local_ref(registry: str, pkg: Package) -> str:
+    return f"{registry}/{pkg.path}:{pkg.tag}"
+
+
+def build_and_push(crossplane: Path, pkg: Package, registry: str, workdir: Path) -> str:
+    """``crossplane xpkg build`` then ``crossplane xpkg push``; returns the local reference."""
+    out = workdir / f"{pkg.path.replace('/', '_')}.xpkg"
+    empty = workdir / "no-examples"
+    empty.mkdir(exist_ok=True)
+    _run([crossplane, "xpkg", "build", "-f", pkg.root, "-o", out, "--examples-root", empty])
+    ref = local_ref(registry, pkg)
+    _run([crossplane, "xpkg", "push", "-f", out, ref])
+    return ref
+
+
+def _run(argv: list) -> None:
+    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(str(a) for a in argv[:3])} failed ({done.returncode}):\n"
+                           f"{(done.stderr or done.stdout).strip()[-2000:]}")
+
+
+def image_configs(registry: str) -> list[dict]:
+    """ImageConfigs that send each upstream registry to the local one (same path below it)."""
+    return [{
+        "apiVersion": "pkg.crossplane.io/v1beta1",
+        "kind": "ImageConfig",
+        "metadata": {"name": f"lab-{host.split('.')[1]}"},
+        "spec": {"matchImages": [{"type": "Prefix", "prefix": f"{host}/"}],
+                 "rewriteImage": {"prefix": f"{registry}/{host}/"}},
+    } for host in REGISTRIES]
+
+
+def configuration(pkg: Package) -> dict:
+    """The one object a user applies."""
+    return {"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration",
+            "metadata": {"name": "modelplane"},
+            "spec": {"package": f"{pkg.path}:{pkg.tag}"}}

@@ -1,0 +1,139 @@
+"""The control plane's pure parts: package plan, runtime status edits, certificates, charts, gateways.
+
+No process, no network: these run in `make test`. The end-to-end suite with
+real Crossplane is tests/e2e/test_crossplane.py (`make e2e-crossplane`).
+"""
+from __future__ import annotations
+
+import datetime
+import gzip
+import io
+import tarfile
+
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.x509.oid import NameOID
+from modelplane import paths
+from modelplane.e2e import certs, charts, packages, pkgruntime, standins
+from modelplane.platform import stack
+
+
+def _crossplane_yaml() -> dict:
+    return yaml.safe_load((paths.ROOT / "crossplane.yaml").read_text())
+
+
+def test_every_dependency_has_a_lab_route():
+    """A new dependsOn entry needs a build, a stand-in or a function folder, or the Configuration never resolves."""
+    for dep in packages.dependencies(_crossplane_yaml()):
+        path, name = dep["package"], dep["package"].rsplit("/", 1)[1]
+        if dep["kind"] == "Function":
+            assert (paths.FUNCTIONS / name / "package" / "crossplane.yaml").is_file(), path
+        else:
+            assert path in packages.BUILT_PROVIDERS or path in packages.STANDINS, path
+
+
+def test_standin_crds_are_vendored_and_each_belongs_to_one_package():
+    seen = {}
+    for path, files in packages.STANDINS.items():
+        for rel in files:
+            assert (paths.crds_dir() / rel).is_file(), rel
+            assert rel not in seen, f"{rel} in {seen.get(rel)} and {path}"
+            seen[rel] = path
+
+
+def test_floor_reads_the_minimum_and_names_the_field_otherwise():
+    assert packages.floor(">=v3.0.0", "x") == "v3.0.0"
+    with pytest.raises(ValueError, match=r"crossplane.yaml dependsOn p: version '\^1.0'"):
+        packages.floor("^1.0", "crossplane.yaml dependsOn p")
+
+
+def test_stage_configuration_holds_only_the_package(tmp_path):
+    root = packages.stage_configuration(tmp_path / "cfg")
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.yaml"))
+    assert files[0] == "apis/inferenceclasses/composition.yaml"
+    assert "crossplane.yaml" in files
+    assert all(f == "crossplane.yaml" or f.startswith("apis/") for f in files)
+
+
+def test_standin_package_says_what_it_is(tmp_path):
+    root = packages.stage_standin("xpkg.upbound.io/upbound/provider-aws-iam",
+                                  packages.STANDINS["xpkg.upbound.io/upbound/provider-aws-iam"], tmp_path / "iam")
+    meta = yaml.safe_load((root / "crossplane.yaml").read_text())
+    assert meta["kind"] == "Provider" and meta["metadata"]["name"] == "provider-aws-iam"
+    assert meta["metadata"]["annotations"][packages.STANDIN_ANNOTATION] == "true"
+    assert sorted(p.name for p in root.glob("*.yaml")) == [
+        "crossplane.yaml", "iam.aws.m.upbound.io_rolepolicyattachments.yaml", "iam.aws.m.upbound.io_roles.yaml"]
+
+
+def test_image_configs_rewrite_both_registries_below_the_local_one():
+    cfgs = packages.image_configs("127.0.0.1:5000")
+    assert [(c["spec"]["matchImages"][0]["prefix"], c["spec"]["rewriteImage"]["prefix"]) for c in cfgs] == [
+        ("xpkg.crossplane.io/", "127.0.0.1:5000/xpkg.crossplane.io/"),
+        ("xpkg.upbound.io/", "127.0.0.1:5000/xpkg.upbound.io/"),
+    ]
+    assert len({c["metadata"]["name"] for c in cfgs}) == 2
+
+
+@pytest.mark.parametrize(("source", "path"), [
+    ("xpkg.crossplane.io/modelplane/compose-model-deployment:v0.1.0", "xpkg.crossplane.io/modelplane/compose-model-deployment"),
+    ("127.0.0.1:5000/a/b:v1@sha256:abc", "127.0.0.1:5000/a/b"),
+    ("127.0.0.1:5000/a/b", "127.0.0.1:5000/a/b"),
+])
+def test_package_path_drops_tag_and_digest(source, path):
+    assert pkgruntime.package_path({"spec": {"package": source}}) == path
+
+
+def test_with_condition_replaces_by_type_and_keeps_an_unchanged_one():
+    old = {"type": "RuntimeHealthy", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": "then"}
+    other = {"type": "Healthy", "status": "True"}
+    same = pkgruntime.with_condition([old, other], {**old, "lastTransitionTime": "now"})
+    assert same == [old, other]  # no change: no write, transition time kept
+    changed = pkgruntime.with_condition([old, other], {**old, "status": "False", "lastTransitionTime": "now"})
+    assert changed[0]["status"] == "False" and changed[1] == other
+    assert pkgruntime.with_condition([other], old) == [other, old]
+
+
+def test_issued_certificate_is_signed_by_the_ca_and_names_loopback():
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)  # Crossplane's CA is RSA (PKCS#1)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "crossplane-root-ca")])
+    now = datetime.datetime.now(datetime.UTC)
+    ca = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+          .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(key, hashes.SHA256()))
+    ca_pem = ca.public_bytes(serialization.Encoding.PEM)
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                serialization.NoEncryption())
+    data = certs.issue(ca_pem, key_pem, "modelplane-compose-model-deployment")
+    leaf = x509.load_pem_x509_certificate(data["tls.crt"])
+    key.public_key().verify(leaf.signature, leaf.tbs_certificate_bytes, padding.PKCS1v15(), leaf.signature_hash_algorithm)
+    san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(ip) for ip in san.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
+    assert san.get_values_for_type(x509.DNSName) == ["localhost"]
+    assert data["ca.crt"] == ca_pem
+    assert isinstance(leaf.public_key(), ec.EllipticCurvePublicKey)
+
+
+def test_stand_in_charts_use_provider_helms_cache_names_and_are_deterministic(tmp_path):
+    written = charts.seed(cache=tmp_path)
+    names = sorted(p.name for p in written)
+    for comp in stack.COMPONENTS:
+        for ch in comp.charts:
+            assert f"{ch.name}-{comp.version}.tgz" in names
+    first = {p.name: p.read_bytes() for p in written}
+    assert {p.name: p.read_bytes() for p in charts.seed(cache=tmp_path)} == first
+    with tarfile.open(fileobj=io.BytesIO(gzip.decompress(first["lws-0.10.0.tgz"]))) as tar:
+        meta = yaml.safe_load(tar.extractfile("lws/Chart.yaml").read())
+        assert sorted(tar.getnames()) == ["lws/Chart.yaml", "lws/templates/stand-in.yaml"]
+    assert (meta["apiVersion"], meta["name"], meta["version"]) == ("v2", "lws", "0.10.0")
+    assert meta["annotations"][charts.ANNOTATION] == "true"
+
+
+def test_addresses_are_stable_per_gateway():
+    book = standins.Addresses()
+    a = book.get("c1/modelplane/modelplane")
+    assert book.get("c2/modelplane/modelplane") != a
+    assert book.get("c1/modelplane/modelplane") == a == "198.51.100.10"
