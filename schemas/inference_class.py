@@ -162,6 +162,49 @@ class InferenceClassSpecProvisioningEks(BaseModel):
     """
 
 
+class InferenceClassSpecProvisioningAksAccelerator(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    gpuDriver: Literal['Install', 'None'] | None = 'Install'
+    """
+    Install: AKS installs the NVIDIA driver on the node. None: the image or an operator brings it.
+    """
+    gpuInstance: Literal['MIG1g', 'MIG2g', 'MIG3g', 'MIG4g', 'MIG7g'] | None = None
+    """
+    Multi-Instance GPU profile, e.g. MIG1g; omitted = whole GPUs.
+    """
+
+
+class InferenceClassSpecProvisioningAks(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    vmSize: Annotated[str, Field(max_length=64, min_length=1)]
+    """
+    VM size, e.g. Standard_ND96isr_H100_v5.
+    """
+    osDiskSizeGb: Annotated[int | None, Field(ge=30, le=4096)] = 200
+    """
+    OS disk size in GB.
+    """
+    osDiskType: Literal['Managed', 'Ephemeral'] | None = None
+    """
+    OS disk type.
+    """
+    osSku: Literal['Ubuntu', 'AzureLinux'] | None = 'Ubuntu'
+    """
+    Node image.
+    """
+    accelerator: Annotated[
+        InferenceClassSpecProvisioningAksAccelerator | None,
+        Field(validate_default=True),
+    ] = {}
+    """
+    The VM size's GPUs (an Azure GPU size always carries them).
+    """
+
+
 class InferenceClassSpecProvisioning(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -173,6 +216,10 @@ class InferenceClassSpecProvisioning(BaseModel):
     eks: InferenceClassSpecProvisioningEks | None = None
     """
     EKS managed node group settings.
+    """
+    aks: InferenceClassSpecProvisioningAks | None = None
+    """
+    AKS node pool settings.
     """
 
 
@@ -202,7 +249,7 @@ class InferenceClassStatus(BaseModel):
     """
     providers: list[str] | None = None
     """
-    Sources this class can provision on (GKE, EKS); Existing always works.
+    Sources this class can provision on (GKE, EKS, AKS); Existing always works.
     """
 
 

@@ -43,6 +43,14 @@ class InferenceClusterSpecClusterGke(BaseModel):
     """
     GKE version; omitted = the release channel default.
     """
+    network: Annotated[str | None, Field(max_length=1024, min_length=1)] = None
+    """
+    An existing VPC network (name or self link); omitted = Modelplane composes a VPC-native network, subnetwork and Cloud NAT, and the nodes get private addresses.
+    """
+    subnetwork: Annotated[str | None, Field(max_length=1024, min_length=1)] = None
+    """
+    A subnetwork of network for the nodes; omitted = GKE picks the region's default.
+    """
     credentials: Annotated[
         InferenceClusterSpecClusterGkeCredentials | None, Field(validate_default=True)
     ] = {}
@@ -54,6 +62,16 @@ class InferenceClusterSpecClusterGke(BaseModel):
     ] = {}
     """
     Model cache storage on this cluster.
+    """
+
+
+class InferenceClusterSpecClusterEksNetwork(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    cidr: Annotated[str | None, Field(max_length=18)] = '10.0.0.0/16'
+    """
+    VPC IPv4 range (/16 to /23): the first half holds the private subnets (one slot per zone letter a-h), the third quarter the public ones.
     """
 
 
@@ -91,9 +109,13 @@ class InferenceClusterSpecClusterEks(BaseModel):
     """
     EKS version; omitted = the EKS default.
     """
-    subnetIds: Annotated[list[str], Field(max_length=16, min_length=2)]
+    subnetIds: Annotated[list[str] | None, Field(max_length=16, min_length=2)] = None
     """
-    VPC subnets (at least two, in different availability zones).
+    Existing VPC subnets (at least two, in different availability zones); omitted = Modelplane composes the VPC, one public and one private subnet per zone, an internet gateway, a NAT gateway and their routes, and puts the node groups in the private subnets.
+    """
+    network: InferenceClusterSpecClusterEksNetwork | None = None
+    """
+    The VPC Modelplane composes when subnetIds is omitted.
     """
     credentials: Annotated[
         InferenceClusterSpecClusterEksCredentials | None, Field(validate_default=True)
@@ -103,6 +125,97 @@ class InferenceClusterSpecClusterEks(BaseModel):
     """
     cache: Annotated[
         InferenceClusterSpecClusterEksCache | None, Field(validate_default=True)
+    ] = {}
+    """
+    Model cache storage on this cluster.
+    """
+
+
+class InferenceClusterSpecClusterAksNetwork(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    cidr: Annotated[str | None, Field(max_length=18)] = None
+    """
+    Address space of the virtual network Modelplane composes (/8 to /24; omitted = 10.224.0.0/16); the node subnet is its first half. Pods use an overlay (Azure CNI Overlay), not these addresses.
+    """
+    subnetId: Annotated[str | None, Field(max_length=1024, min_length=1)] = None
+    """
+    An existing subnet's Azure resource ID for the nodes; Modelplane then composes no virtual network.
+    """
+
+
+class InferenceClusterSpecClusterAksSystemNodePool(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    vmSize: Annotated[str | None, Field(max_length=64, min_length=1)] = (
+        'Standard_D4s_v5'
+    )
+    """
+    VM size of the system nodes.
+    """
+    nodeCount: Annotated[int | None, Field(ge=1, le=10)] = 2
+    """
+    System nodes.
+    """
+
+
+class InferenceClusterSpecClusterAksCredentials(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    providerConfigName: Annotated[str | None, Field(max_length=253)] = 'default'
+    """
+    Provider config of the cloud provider.
+    """
+
+
+class InferenceClusterSpecClusterAksCache(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    storageClassName: Annotated[str | None, Field(max_length=253)] = 'modelplane-rwx'
+    """
+    ReadWriteMany StorageClass for ModelCache PVCs (Modelplane composes the Azure Files class modelplane-rwx).
+    """
+
+
+class InferenceClusterSpecClusterAks(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    location: Annotated[str, Field(max_length=64, min_length=1)]
+    """
+    Azure region, e.g. eastus2.
+    """
+    kubernetesVersion: Annotated[str | None, Field(max_length=64)] = None
+    """
+    AKS version; omitted = the Modelplane default (1.34).
+    """
+    resourceGroupName: Annotated[str | None, Field(max_length=90, min_length=1)] = None
+    """
+    An existing resource group for the cluster and its network; omitted = Modelplane composes one named <cluster>-rg.
+    """
+    network: InferenceClusterSpecClusterAksNetwork | None = None
+    """
+    The nodes' network.
+    """
+    systemNodePool: Annotated[
+        InferenceClusterSpecClusterAksSystemNodePool | None,
+        Field(validate_default=True),
+    ] = {}
+    """
+    The CPU pool AKS needs for system pods (and the inference stack's controllers).
+    """
+    credentials: Annotated[
+        InferenceClusterSpecClusterAksCredentials | None, Field(validate_default=True)
+    ] = {}
+    """
+    Cloud credentials used to provision the cluster.
+    """
+    cache: Annotated[
+        InferenceClusterSpecClusterAksCache | None, Field(validate_default=True)
     ] = {}
     """
     Model cache storage on this cluster.
@@ -157,9 +270,9 @@ class InferenceClusterSpecCluster(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    source: Literal['GKE', 'EKS', 'Existing']
+    source: Literal['GKE', 'EKS', 'AKS', 'Existing']
     """
-    GKE or EKS: Modelplane provisions it. Existing: bring your own.
+    GKE, EKS or AKS: Modelplane provisions it. Existing: bring your own.
     """
     gke: InferenceClusterSpecClusterGke | None = None
     """
@@ -168,6 +281,10 @@ class InferenceClusterSpecCluster(BaseModel):
     eks: InferenceClusterSpecClusterEks | None = None
     """
     An EKS cluster Modelplane provisions.
+    """
+    aks: InferenceClusterSpecClusterAks | None = None
+    """
+    An AKS cluster Modelplane provisions.
     """
     existing: InferenceClusterSpecClusterExisting | None = None
     """
@@ -204,7 +321,7 @@ class InferenceClusterSpecNodePool(BaseModel):
     """
     zones: Annotated[list[str] | None, Field(max_length=8)] = None
     """
-    Zones for the pool's nodes; omitted = the provider's choice.
+    Zones for the pool's nodes (GKE, EKS: zone names such as us-east-1a; AKS: 1, 2 or 3); omitted = the provider's choice.
     """
 
 

@@ -59,6 +59,7 @@ def icl(**device) -> Doc:
 
 def ic(source="GKE", blocks=("gke",), **pool) -> Doc:
     all_blocks = {"gke": {"region": "us-central1"}, "eks": {"region": "us-east-1", "subnetIds": ["a", "b"]},
+                  "aks": {"location": "eastus2"},
                   "existing": {"kubeconfigSecretRef": {"namespace": "ns", "name": "kc"}}}
     return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
             "spec": {"cluster": {"source": source, **{b: all_blocks[b] for b in blocks}},
@@ -112,6 +113,9 @@ MSG_RESERVED = "label keys under modelplane.ai/ are reserved"
 MSG_ENGINE = 'exactly one container, named "engine"'
 MSG_SOURCE = "spec.cluster must carry exactly the block its source names"
 MSG_POOL = "minNodeCount must not exceed maxNodeCount"
+MSG_GKE_NET = "gke.subnetwork belongs to an existing network"
+MSG_EKS_NET = "eks.network describes the VPC Modelplane composes"
+MSG_AKS_NET = "aks.network.cidr describes the virtual network Modelplane composes"
 MSG_ATTR = "exactly one of string, int, bool or version"
 MSG_DRA = "a DRA device needs deviceClassName"
 MSG_IG = "must be named default"
@@ -176,6 +180,17 @@ CASES = [
     Case("gke block for GKE", ic()),
     Case("eks block for EKS", ic("EKS", ("eks",))),
     Case("existing block for Existing", ic("Existing", ("existing",))),
+    Case("aks block for AKS", ic("AKS", ("aks",))),
+    Case("AKS with an eks block", ic("AKS", ("aks", "eks")), "spec.cluster", MSG_SOURCE),
+    Case("EKS with only a region", edit(ic("EKS", ("eks",)), lambda d: d["spec"]["cluster"]["eks"].pop("subnetIds"))),
+    Case("EKS network and subnetIds", edit(ic("EKS", ("eks",)), lambda d: d["spec"]["cluster"]["eks"].update(
+        network={"cidr": "10.1.0.0/16"})), "spec.cluster.eks", MSG_EKS_NET),
+    Case("GKE existing network and subnetwork", edit(ic(), lambda d: d["spec"]["cluster"]["gke"].update(
+        network="vpc", subnetwork="nodes"))),
+    Case("GKE subnetwork without network", edit(ic(), lambda d: d["spec"]["cluster"]["gke"].update(
+        subnetwork="nodes")), "spec.cluster.gke", MSG_GKE_NET),
+    Case("AKS cidr and subnetId", edit(ic("AKS", ("aks",)), lambda d: d["spec"]["cluster"]["aks"].update(
+        network={"cidr": "10.1.0.0/16", "subnetId": "/subscriptions/s/x"})), "spec.cluster.aks.network", MSG_AKS_NET),
     Case("GKE without a block", ic(blocks=()), "spec.cluster", MSG_SOURCE),
     Case("GKE with an eks block", ic(blocks=("gke", "eks")), "spec.cluster", MSG_SOURCE),
     Case("Existing with a gke block", ic("Existing", ("gke",)), "spec.cluster", MSG_SOURCE),

@@ -1,10 +1,15 @@
 """Where a cluster comes from: one ``Source`` per ``spec.cluster.source``.
 
-GKE, EKS and Existing differ as data: which managed resources make the
-cluster and its node pools, where the kubeconfig lands, which StorageClass
-the model cache uses, and a few stack values. Everything after that (the
-provider configs, the stack, the gateway, deletion ordering, status) is
-written once, in ``cluster``.
+GKE, EKS, AKS and Existing differ as data: which managed resources make the
+cluster, its network and its node pools, where the kubeconfig lands, which
+StorageClass the model cache uses, and a few stack values. Everything after
+that (the provider configs, the stack, the gateway, deletion ordering,
+status) is written once, in ``cluster``.
+
+Network resources carry composition-resource-names starting with ``net-``
+(``NETWORK_PREFIX``): their deletion waits for whatever refers to them
+(``ordering``), and they are dropped when the user switches to a network of
+their own.
 """
 from __future__ import annotations
 
@@ -23,9 +28,10 @@ class Target:
     """One InferenceCluster as the cloud builders see it."""
 
     name: str
-    block: Mapping[str, Any]          # spec.cluster.<gke|eks|existing>, defaults applied
+    block: Mapping[str, Any]          # spec.cluster.<gke|eks|aks|existing>, defaults applied
     block_field: str                  # "spec.cluster.gke" for error messages
     labels: Mapping[str, str]
+    node_pools: tuple[Mapping[str, Any], ...] = ()   # spec.nodePools, for what depends on all pools (zones)
 
     def key_name(self, *parts: object) -> str:
         """metadata.name of a child: the cluster name plus ``parts``, as a DNS label."""
@@ -62,8 +68,8 @@ class Pool:
 class Source:
     """How one cluster source provisions, connects and stores."""
 
-    name: str                                              # GKE | EKS | Existing
-    block: str                                             # gke | eks | existing
+    name: str                                              # GKE | EKS | AKS | Existing
+    block: str                                             # gke | eks | aks | existing
     provisioning: str | None                               # InferenceClass spec.provisioning.<key>; None = nothing to provision
     infra: Callable[[Target], dict[str, dict]]             # composition-resource-name -> resource
     pool: Callable[[Target, Pool], dict] | None            # the node pool resource
@@ -71,9 +77,18 @@ class Source:
     cluster_key: str | None = None                         # the resource whose Ready means "cluster up"
     extra: Callable[[Target, str], dict[str, dict]] | None = None   # remote objects of this cloud (by provider config)
     stack_values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Resources that need what the cloud reported about others (observed by key), composed once known.
+    late: Callable[[Target, Mapping[str, Mapping[str, Any]]], dict[str, dict]] | None = None
+    # (user key, used key) deletion orders that no reference shows (see ``ordering``).
+    deletion_order: Callable[[Target], list[tuple[str, str]]] | None = None
+    # Checked before anything is composed: errors that name two pools at once (AKS pool names).
+    check_pools: Callable[[Target], None] | None = None
 
     def pool_key(self, pool_name: str) -> str:
         return f"nodepool-{pool_name}"
+
+
+NETWORK_PREFIX = "net-"
 
 
 def connection_secret(t: Target) -> dict[str, str]:

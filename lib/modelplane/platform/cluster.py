@@ -1,13 +1,15 @@
 """compose-inference-cluster, step by step.
 
 ``fn.py`` calls these in order: ``read`` the XR into a ``Plan``, ``require``
-the classes and replicas, compose the ``cloud`` (cluster and node pools),
-``access`` (provider configs), the ``stack`` (Releases, gateway, cloud
-extras, deletion order), then ``report`` status, conditions and readiness.
+the classes and replicas, compose the ``cloud`` (network, cluster and node
+pools) and its ``deletion_order``, ``access`` (provider configs), the
+``stack`` (Releases, gateway, cloud extras, deletion order), then ``report``
+status, conditions and readiness.
 
 What is never lost: a pool whose class is not fetched yet, or does not exist
 (yet), keeps whatever was composed for it; only pools removed from the spec
-and stack components switched off are dropped, because the user asked.
+and stack components switched off are dropped, because the user asked; so is
+a composed network once the user names one of their own.
 """
 from __future__ import annotations
 
@@ -21,13 +23,13 @@ from modelplane.errors import InputError
 from modelplane.function import Composition, is_ready
 from modelplane.naming import dns_label
 from modelplane.objects import remote_namespace, remote_object, remote_status
-from modelplane.platform import eks, existing, gateway, gke, pools, stack
-from modelplane.platform.clouds import Pool, Source, Target
+from modelplane.platform import aks, eks, existing, gateway, gke, ordering, pools, stack
+from modelplane.platform.clouds import NETWORK_PREFIX, Pool, Source, Target
 from modelplane.platform.common import GATEWAY_READY, NAMESPACE, cluster_labels
 from modelplane.schemas.inference_cluster import InferenceCluster
 from modelplane.xr import parse
 
-SOURCES: dict[str, Source] = {s.name: s for s in (gke.SOURCE, eks.SOURCE, existing.SOURCE)}
+SOURCES: dict[str, Source] = {s.name: s for s in (gke.SOURCE, eks.SOURCE, aks.SOURCE, existing.SOURCE)}
 
 CLASS_API, CLASS_KIND = "modelplane.ai/v1alpha1", "InferenceClass"
 REPLICA_API, REPLICA_KIND = "modelplane.ai/v1alpha1", "ModelReplica"
@@ -36,7 +38,6 @@ PROVIDER_CONFIGS = {
     "providerconfig-kubernetes": "kubernetes.m.crossplane.io/v1alpha1",
     "providerconfig-helm": "helm.m.crossplane.io/v1beta1",
 }
-USAGE_API = "protection.crossplane.io/v1beta1"
 # Remote objects every cluster gets, next to the Releases.
 GATEWAY_KEYS = ("gateway-namespace", "gatewayclass", "gateway")
 
@@ -74,7 +75,9 @@ def read(c: Composition) -> Plan:
         raise InputError(f"spec.cluster.{source.block}",
                          f"source {source.name} needs the {source.block} block; add spec.cluster.{source.block}")
     lbls = cluster_labels(c.name, c.function)
-    target = Target(c.name, block, f"spec.cluster.{source.block}", lbls)
+    target = Target(c.name, block, f"spec.cluster.{source.block}", lbls, tuple(spec["nodePools"]))
+    if source.check_pools:
+        source.check_pools(target)
     return Plan(c.name, spec, source, target, lbls)
 
 
@@ -104,8 +107,14 @@ def _pools(plan: Plan, inputs: Inputs) -> list[Pool]:
 def cloud(c: Composition, plan: Plan, inputs: Inputs) -> list[tuple[str, str, int]]:
     """Cluster and node pools; returns (pool, class, usable nodes) in spec order."""
     src = plan.source
-    for key, obj in sorted(src.infra(plan.target).items()):
+    infra = src.infra(plan.target)
+    if src.late:
+        infra.update(src.late(plan.target, c.observed))
+    for key, obj in sorted(infra.items()):
         c.desire(key, obj)
+    for key in sorted(c.observed):
+        if key.startswith(NETWORK_PREFIX) and key not in infra:
+            c.drop(key)  # the user now names a network of their own
     wanted = set()
     rows = []
     for p in _pools(plan, inputs):
@@ -122,6 +131,22 @@ def cloud(c: Composition, plan: Plan, inputs: Inputs) -> list[tuple[str, str, in
         if key.startswith("nodepool-") and key not in wanted:
             c.drop(key)  # removed from spec.nodePools
     return rows
+
+
+def deletion_order(c: Composition, plan: Plan) -> None:
+    """Usages that keep each network resource until everything composed on it is deleted."""
+    desired = {k: d for k in c.desired_names() if (d := c.desired(k)) is not None}
+    guarded = [k for k in desired if k.startswith(NETWORK_PREFIX)]
+    extra = plan.source.deletion_order(plan.target) if plan.source.deletion_order else []
+    wanted = set()
+    for user_key, used_key in ordering.edges(desired, guarded, extra):
+        key = ordering.usage_key(user_key, used_key)
+        wanted.add(key)
+        # A Usage only guards deletion; it has nothing to become ready.
+        c.desire(key, ordering.usage(desired[used_key], desired[user_key], plan.labels), ready=True)
+    for key in sorted(c.observed):
+        if key.startswith(ordering.USAGE_PREFIX + NETWORK_PREFIX) and key not in wanted:
+            c.drop(key)
 
 
 def access(c: Composition, plan: Plan) -> None:
@@ -165,14 +190,9 @@ def _usages(c: Composition, plan: Plan, users: Mapping[str, dict]) -> None:
     if of is None:
         return
     for user_key, user in sorted(users.items()):
-        ref = lambda o: {"apiVersion": o["apiVersion"], "kind": o["kind"],
-                         "resourceRef": {"name": o["metadata"]["name"]}}
-        c.desire(f"usage-{user_key}", {
-            "apiVersion": USAGE_API, "kind": "Usage",
-            "metadata": {"name": dns_label(user["metadata"]["name"], "usage"), "namespace": NAMESPACE,
-                         "labels": dict(sorted(plan.labels.items()))},
-            "spec": {"of": ref(of), "by": ref(user), "replayDeletion": True},
-        }, ready=True)  # a Usage only guards deletion; it has nothing to become ready
+        # A Usage only guards deletion; it has nothing to become ready.
+        c.desire(f"usage-{user_key}", ordering.usage(of, user, plan.labels, dns_label(user["metadata"]["name"], "usage")),
+                 ready=True)
 
 
 def report(c: Composition, plan: Plan, inputs: Inputs, rows: list[tuple[str, str, int]], users: list[str]) -> None:

@@ -15,6 +15,7 @@ from modelplane import labels
 NAMESPACE = "modelplane-system"
 GATEWAY_NAME = "modelplane"
 GATEWAY_CLASS = "modelplane"
+RWX_STORAGE_CLASS = "modelplane-rwx"
 ENVOY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 
 # Condition types reported by compose-inference-cluster / -gateway only.
@@ -41,6 +42,21 @@ def meta(name: str, lbls: Mapping[str, str], namespace: str | None = NAMESPACE) 
 def cluster_provider_config(name: str) -> dict[str, str]:
     """A managed resource's ref to a cluster-scoped provider config."""
     return {"kind": "ClusterProviderConfig", "name": name}
+
+
+def rwx_storage_class(provisioner: str, parameters: Mapping[str, str],
+                      mount_options: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The ``modelplane-rwx`` StorageClass ModelCache PVCs use by default on a provisioned cluster."""
+    out: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": RWX_STORAGE_CLASS},
+        "provisioner": provisioner,
+        "parameters": dict(parameters),
+    }
+    if mount_options:
+        out["mountOptions"] = list(mount_options)
+    out.update({"volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": True, "reclaimPolicy": "Delete"})
+    return out
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -1,5 +1,8 @@
 """EKS: IAM roles, the cluster, one managed NodeGroup per pool, ClusterAuth.
 
+Without ``eks.subnetIds`` the VPC comes too (``eks_network``): the cluster
+spans every composed subnet and node groups run in the private ones.
+
 Upstream facts kept minimal: the cluster role trusts eks.amazonaws.com and
 holds AmazonEKSClusterPolicy; the node role trusts ec2.amazonaws.com and
 holds the worker, CNI and ECR read-only policies. ClusterAuth writes a
@@ -12,6 +15,7 @@ import json
 from typing import Any
 
 from modelplane import labels
+from modelplane.platform import eks_network
 from modelplane.platform.clouds import (
     Pool,
     Source,
@@ -65,7 +69,7 @@ def infra(t: Target) -> dict[str, dict]:
             "region": region,
             "version": kubernetes_version(t),
             "roleArnRef": {"name": t.key_name("cluster")},
-            "vpcConfig": {"subnetIds": list(t.block["subnetIds"]),
+            "vpcConfig": {**eks_network.cluster_subnets(t),
                           "endpointPublicAccess": True, "endpointPrivateAccess": True},
             "accessConfig": {"authenticationMode": "API_AND_CONFIG_MAP",
                              "bootstrapClusterCreatorAdminPermissions": True},
@@ -82,6 +86,7 @@ def infra(t: Target) -> dict[str, dict]:
         "cluster": cluster, "clusterauth": auth,
         **_role(t, "cluster", "eks.amazonaws.com", CLUSTER_POLICIES),
         **_role(t, "node", "ec2.amazonaws.com", NODE_POLICIES),
+        **eks_network.infra(t),
     }
 
 
@@ -98,7 +103,7 @@ def pool(t: Target, p: Pool) -> dict:
         "region": t.block["region"],
         "clusterNameRef": {"name": t.key_name()},
         "nodeRoleArnRef": {"name": t.key_name("node")},
-        "subnetIds": list(t.block["subnetIds"]),
+        **eks_network.pool_subnets(t, p.zones),
         "instanceTypes": [prov["instanceType"]],
         "amiType": prov.get("amiType", "AL2023_x86_64_NVIDIA"),
         "diskSize": prov.get("diskSizeGb", 200),
@@ -117,4 +122,5 @@ def pool(t: Target, p: Pool) -> dict:
 SOURCE = Source(
     name="EKS", block="eks", provisioning="eks",
     infra=infra, pool=pool, kubeconfig=connection_secret, cluster_key="cluster",
+    deletion_order=eks_network.deletion_order,
 )

@@ -1,5 +1,7 @@
 """GKE: a regional cluster, one NodePool per pool, Filestore for the cache.
 
+The network is the user's (``gke.network``) or composed (``gke_network``).
+
 The Cluster runs a DRA-capable version with workload identity and the
 Filestore CSI driver; its default node pool is removed so every node belongs
 to a Modelplane pool (and carries ``modelplane.ai/pool``). Nodes use
@@ -11,6 +13,7 @@ from typing import Any
 
 from modelplane import labels
 from modelplane.objects import remote_object
+from modelplane.platform import gke_network
 from modelplane.platform.clouds import (
     Pool,
     Source,
@@ -19,11 +22,17 @@ from modelplane.platform.clouds import (
     kubernetes_version,
     provisioning_for,
 )
-from modelplane.platform.common import NAMESPACE, cluster_provider_config, meta
+from modelplane.platform.common import (
+    NAMESPACE,
+    RWX_STORAGE_CLASS,
+    cluster_provider_config,
+    meta,
+    rwx_storage_class,
+)
 
 CONTAINER_API = "container.gcp.m.upbound.io/v1beta1"
 SERVICE_API = "cloudplatform.gcp.m.upbound.io/v1beta1"
-STORAGE_CLASS = "modelplane-rwx"
+STORAGE_CLASS = RWX_STORAGE_CLASS
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
 
 
@@ -43,6 +52,7 @@ def infra(t: Target) -> dict[str, dict]:
         "removeDefaultNodePool": True,
         "initialNodeCount": 1,
         "addonsConfig": {"gcpFilestoreCsiDriverConfig": {"enabled": True}},
+        **gke_network.cluster_fields(t),
     }
     if t.block.get("project"):
         fp["workloadIdentityConfig"] = {"workloadPool": f"{t.block['project']}.svc.id.goog"}
@@ -61,7 +71,7 @@ def infra(t: Target) -> dict[str, dict]:
         "spec": {"forProvider": _project(t, {"service": "file.googleapis.com", "disableOnDestroy": False}),
                  "providerConfigRef": pc},
     }
-    return {"cluster": cluster, "service-filestore": service}
+    return {"cluster": cluster, "service-filestore": service, **gke_network.infra(t)}
 
 
 def _scaling(pool: Pool) -> dict[str, Any]:
@@ -120,15 +130,8 @@ def pool(t: Target, p: Pool) -> dict:
 
 def storage_class(t: Target, provider_config: str) -> dict[str, dict]:
     """The ``modelplane-rwx`` Filestore class ModelCache PVCs use by default."""
-    manifest = {
-        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
-        "metadata": {"name": STORAGE_CLASS},
-        "provisioner": "filestore.csi.storage.gke.io",
-        "parameters": {"tier": "enterprise", "network": "default"},
-        "volumeBindingMode": "WaitForFirstConsumer",
-        "allowVolumeExpansion": True,
-        "reclaimPolicy": "Delete",
-    }
+    manifest = rwx_storage_class("filestore.csi.storage.gke.io",
+                                 {"tier": "enterprise", "network": gke_network.network_name(t)})
     obj = remote_object(t.key_name("storageclass"), manifest, provider_config,
                         namespace=NAMESPACE, labels=t.labels)
     return {"storageclass": obj}
