@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import NameOID
 from modelplane import paths
-from modelplane.e2e import certs, charts, packages, pkgruntime, standins
+from modelplane.e2e import certs, charts, packages, pkgruntime
 from modelplane.platform import stack
 
 
@@ -130,10 +130,3 @@ def test_stand_in_charts_use_provider_helms_cache_names_and_are_deterministic(tm
         assert sorted(tar.getnames()) == ["lws/Chart.yaml", "lws/templates/stand-in.yaml"]
     assert (meta["apiVersion"], meta["name"], meta["version"]) == ("v2", "lws", "0.10.0")
     assert meta["annotations"][charts.ANNOTATION] == "true"
-
-
-def test_addresses_are_stable_per_gateway():
-    book = standins.Addresses()
-    a = book.get("c1/modelplane/modelplane")
-    assert book.get("c2/modelplane/modelplane") != a
-    assert book.get("c1/modelplane/modelplane") == a == "198.51.100.10"

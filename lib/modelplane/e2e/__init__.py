@@ -17,6 +17,7 @@ Modules, one job each:
 - ``pkgruntime``: the External package runtime (functions and providers as processes)
 - ``core``: ``crossplane core init`` and ``crossplane core start``
 - ``charts``: stand-in charts for provider-helm's chart cache
+- ``supervise``: the controller process (runtime passes, the control plane's gateway stand-in)
 - ``controlplane``: brings it all up and down, records what runs
 - ``cli``: ``modelplane e2e up|status|down``
 """

@@ -31,6 +31,7 @@ from modelplane.e2e import charts, core, packages, pkgruntime, upstream
 from modelplane.e2e.registry import Registry
 from modelplane.kube import APIServer, Client, Etcd
 from modelplane.kube.process import ComponentError, Process
+from modelplane.lab import components
 from modelplane.render.runners import free_port
 
 RECORD = "controlplane.json"
@@ -79,19 +80,12 @@ def admin_client(kubeconfig: Path) -> Client:
 
 
 def controller_manager(api: APIServer, directory: Path) -> Process:
-    """kube-controller-manager for the control plane: garbage collection of composed resources
-    (owner references), namespace deletion, ServiceAccount tokens."""
+    """kube-controller-manager for the control plane (the lab's command line): garbage collection
+    of composed resources (owner references), namespace deletion, ServiceAccount tokens."""
     port = free_port()
-    proc = Process("kube-controller-manager", [
-        upstream.binary("kube-controller-manager"),
-        f"--kubeconfig={api.kubeconfig}", f"--authentication-kubeconfig={api.kubeconfig}",
-        f"--authorization-kubeconfig={api.kubeconfig}",
-        "--bind-address=127.0.0.1", f"--secure-port={port}", "--leader-elect=false",
-        "--use-service-account-credentials=false",
-        f"--service-account-private-key-file={api.paths['sa.key']}", f"--root-ca-file={api.paths['ca.crt']}",
-        # Nothing here schedules pods or allocates node CIDRs; the rest is what Crossplane relies on.
-        "--controllers=*,-nodeipam-controller,-node-lifecycle-controller,-cloud-node-lifecycle-controller",
-    ], directory / "kube-controller-manager.log")
+    proc = Process("kube-controller-manager", components.controller_manager(
+        upstream.binary("kube-controller-manager"), api.kubeconfig, port, directory / "kcm-certs",
+        api.paths["sa.key"], api.paths["ca.crt"]), directory / "kube-controller-manager.log")
     ctx = ssl.create_default_context()
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # its self-signed serving cert
 
@@ -246,6 +240,47 @@ def provider_configs(client: Client, kubeconfig: Path) -> None:
                   "metadata": {"name": "default"},
                   "spec": {"credentials": {"source": "Secret", "secretRef": {
                       "namespace": core.NAMESPACE, "name": "control-plane-kubeconfig", "key": "kubeconfig"}}}})
+
+
+def register(client: Client, lab: Any) -> list[str]:
+    """Each lab cluster's kubeconfig Secret on the control plane (the Existing InferenceClusters read it)."""
+    names = []
+    for name, info in sorted(lab.clusters.items()):
+        for doc in yaml.safe_load_all(Path(info.secret).read_text()):
+            if doc:
+                client.apply({"apiVersion": "v1", "kind": "Namespace",
+                              "metadata": {"name": doc["metadata"]["namespace"]}})
+                client.apply(doc)
+        names.append(name)
+    return names
+
+
+def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIMEOUT, log=print) -> tuple[Record, Any]:
+    """The whole lab: the platform manifests rewritten as Existing (``state/fleet``), one workload
+    cluster each (``modelplane lab``, in ``state/lab``), the control plane, the clusters' Secrets."""
+    from modelplane.e2e import fleet
+    from modelplane.lab import runner
+
+    state = state.resolve()
+    fleet.rewrite(platform, state / "fleet")
+    t = time.monotonic()
+    lab = runner.up(state / "fleet", state / "lab", progress=lambda m: log(f"  lab: {m}"))
+    lab_seconds = round(time.monotonic() - t, 1)
+    try:
+        rec = up(state / "control-plane", timeout=timeout, log=log)
+        rec.timings["lab"] = lab_seconds
+        register(admin_client(Path(rec.kubeconfig)), lab)
+        rec.save()
+    except BaseException:
+        runner.down(state / "lab")
+        raise
+    return rec, lab
+
+
+def down_with_lab(state: Path) -> list[str]:
+    from modelplane.lab import runner
+    stopped = down(state / "control-plane") if (state / "control-plane" / RECORD).exists() else []
+    return stopped + [f"lab/{n}" for n in runner.down(state / "lab")]
 
 
 def status(state: Path) -> dict[str, Any]:

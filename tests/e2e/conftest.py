@@ -1,0 +1,93 @@
+"""The end-to-end session: lab workload clusters + a control plane where real Crossplane runs.
+
+Started once per module that asks for ``e2e`` (``make e2e-crossplane``),
+torn down after; the state folder (every log, kubeconfigs, the registry) is
+kept and printed when a test failed.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TOOLS = ("crossplane", "crossplane-core", "provider-kubernetes", "provider-helm", "etcd", "kube-apiserver",
+         "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "lws")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "e2e_crossplane: real Crossplane on the lab (make e2e-crossplane)")
+
+
+@dataclass
+class E2E:
+    state: Path
+    kubeconfig: Path
+    kubectl_bin: Path
+    lab: Any            # modelplane.lab.state.LabState
+    timings: dict
+
+    def kubectl(self, *args: str, kubeconfig: Path | None = None, check: bool = True, timeout: float = 120) -> str:
+        done = subprocess.run([str(self.kubectl_bin), f"--kubeconfig={kubeconfig or self.kubeconfig}", *args],
+                              capture_output=True, text=True, timeout=timeout, check=False)
+        if check and done.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)}: {done.stderr.strip() or done.stdout.strip()}")
+        return done.stdout
+
+    def get(self, *args: str, kubeconfig: Path | None = None) -> dict:
+        return json.loads(self.kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig))
+
+    def cluster_kubeconfig(self, name: str) -> Path:
+        return Path(self.lab.clusters[name].kubeconfig)
+
+    def wait(self, what: str, probe: Callable[[], Any], timeout: float = 300, every: float = 3) -> Any:
+        """Poll ``probe`` until it returns something truthy; fail with its last answer."""
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            try:
+                last = probe()
+            except AssertionError as err:
+                last = str(err)
+            else:
+                if last and not isinstance(last, str):
+                    return last
+            time.sleep(every)
+        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}: {last}")
+
+
+@pytest.fixture(scope="session")
+def e2e(request):
+    from modelplane import paths, tools
+    from modelplane.e2e import controlplane, registry
+
+    from tests.upstream.need import tool
+
+    tool(*TOOLS)
+    if registry.find_binary() is None:
+        reason = f"no OCI registry for Crossplane's package manager: {registry.INSTALL_HINT}"
+        from tests.upstream.need import REQUIRED
+        (pytest.fail if REQUIRED else pytest.skip)(reason)
+    state = Path(tempfile.mkdtemp(prefix="modelplane-e2e-"))
+    failed_before = request.session.testsfailed
+    try:
+        rec, lab = controlplane.up_with_lab([paths.EXAMPLES / "platform"], state, log=lambda m: print(m, flush=True))
+    except BaseException:
+        print(f"\ne2e state kept in {state}")
+        controlplane.down_with_lab(state)
+        raise
+    try:
+        yield E2E(state, Path(rec.kubeconfig), tools.find("kubectl"), lab, rec.timings)
+    finally:
+        controlplane.down_with_lab(state)
+        if request.session.testsfailed > failed_before:
+            print(f"\ne2e logs kept in {state}")
+        else:
+            shutil.rmtree(state, ignore_errors=True)

@@ -1,0 +1,197 @@
+"""Real Crossplane reconciles Modelplane on the lab, end to end (``make e2e-crossplane``).
+
+The session (conftest) starts one lab workload cluster per platform
+InferenceCluster, registered as Existing, and a control plane where
+Crossplane core v2.3 installed our Configuration from a local registry and
+runs provider-kubernetes, provider-helm and the eight functions. Then, in
+order, as a user would: apply the platform manifests, the ML team's, scale,
+delete. The tests share that one world and run in file order.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from modelplane import paths
+from modelplane.platform import stack
+from modelplane.validate import is_xrd, to_crd
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e_crossplane]
+
+XR_KINDS = ("inferenceclasses", "inferenceclusters", "inferencegateways", "modeldeployments", "modelreplicas",
+            "modelendpoints", "modelservices", "modelcaches")
+FUNCTIONS = sorted(f"modelplane-{p.name}" for p in paths.FUNCTIONS.iterdir() if (p / "package").is_dir())
+
+
+def _ready(obj: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+def _unready(items: list[dict]) -> list[str]:
+    out = []
+    for o in items:
+        if _ready(o):
+            continue
+        conds = {c["type"]: c.get("message") or c.get("reason") for c in (o.get("status") or {}).get("conditions") or []
+                 if c.get("status") != "True"}
+        out.append(f"{o['kind']}/{o['metadata'].get('namespace', '')}/{o['metadata']['name']}: {conds}")
+    return out
+
+
+def _all_ready(e2e, plural: str, namespace_all: bool = True):
+    items = e2e.get(plural, *(("-A",) if namespace_all else ())).get("items") or []
+    bad = _unready(items)
+    return items if items and not bad else "; ".join(bad) or f"no {plural} yet"
+
+
+# --- install ------------------------------------------------------------------------------
+
+
+def test_the_configuration_and_its_dependencies_are_installed(e2e):
+    pkgs = e2e.get("configurations,providers,functions")["items"]
+    health = {f"{p['kind']}/{p['metadata']['name']}": _cond(p, "Healthy") for p in pkgs}
+    assert health["Configuration/modelplane"] == "True"
+    for fn in FUNCTIONS:
+        assert health[f"Function/{fn}"] == "True", fn
+    for prov in ("crossplane-contrib-provider-kubernetes", "crossplane-contrib-provider-helm"):
+        assert health[f"Provider/{prov}"] == "True", prov
+    # Every FunctionRevision is dialled where the External runtime serves it.
+    revs = e2e.get("functionrevisions")["items"]
+    active = [r for r in revs if r["spec"]["desiredState"] == "Active"]
+    assert sorted(r["metadata"]["labels"]["pkg.crossplane.io/package"] for r in active) == FUNCTIONS
+    assert all(r["status"]["endpoint"].startswith("127.0.0.1:") for r in active)
+
+
+def _cond(obj: dict, typ: str) -> str:
+    return next((c["status"] for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == typ), "")
+
+
+def test_crossplane_derives_the_crds_our_validator_derives(e2e):
+    """The CRD Crossplane generated for each XRD equals ``modelplane.validate.to_crd`` (spec for spec)."""
+    xrds = [d for p in sorted(paths.APIS.glob("*/definition.yaml")) for d in yaml.safe_load_all(p.read_text())
+            if is_xrd(d)]
+    assert len(xrds) == len(XR_KINDS)
+    for xrd in xrds:
+        name = xrd["metadata"]["name"]
+        served = e2e.get("crd", name)
+        ours = to_crd(xrd)
+        assert _normal(served["spec"]) == _normal(ours["spec"]), name
+
+
+def _normal(spec: dict) -> dict:
+    """The server adds defaults our derivation leaves out (conversion None, listKind, singular)."""
+    spec = json.loads(json.dumps(spec))
+    if spec.get("conversion") == {"strategy": "None"}:
+        spec.pop("conversion")
+    names = spec.get("names") or {}
+    names.setdefault("listKind", names.get("kind", "") + "List")
+    names.setdefault("singular", names.get("kind", "").lower())
+    return spec
+
+
+# --- the platform team ---------------------------------------------------------------------
+
+
+def test_platform_examples_become_ready(e2e):
+    e2e.kubectl("apply", "-f", str(e2e.state / "fleet"))
+    for plural in ("inferenceclasses", "inferenceclusters", "inferencegateways"):
+        e2e.wait(f"{plural} Ready", lambda p=plural: _all_ready(e2e, p), timeout=420)
+    clusters = e2e.get("inferenceclusters")["items"]
+    assert sorted(c["metadata"]["name"] for c in clusters) == sorted(e2e.lab.clusters)
+
+
+def test_stack_releases_exist_with_the_pinned_charts(e2e):
+    """provider-helm installed each pinned chart (the lab's stand-in under that name and version)."""
+    releases = e2e.get("releases.helm.m.crossplane.io", "-A")["items"]
+    pinned = {(ch.name, comp.version) for comp in stack.COMPONENTS for ch in comp.charts}
+    for cluster in e2e.lab.clusters:
+        mine = [r for r in releases if r["spec"]["providerConfigRef"]["name"] == cluster]
+        got = {(r["spec"]["forProvider"]["chart"]["name"], r["spec"]["forProvider"]["chart"]["version"]) for r in mine}
+        assert got == pinned, cluster
+        for r in mine:
+            assert _ready(r), (r["metadata"]["name"], r.get("status"))
+            assert r["status"]["atProvider"]["state"] == "deployed"
+        # Helm's own record on the workload cluster: one release Secret per chart.
+        secrets = e2e.get("secrets", "-A", "-l", "owner=helm", kubeconfig=e2e.cluster_kubeconfig(cluster))["items"]
+        assert len({s["metadata"]["labels"]["name"] for s in secrets}) == len(pinned), cluster
+
+
+# --- the ML team ---------------------------------------------------------------------------
+
+
+def test_ml_team_examples_become_ready(e2e):
+    e2e.kubectl("create", "namespace", "ml-team", check=False)
+    e2e.kubectl("apply", "-f", str(paths.EXAMPLES / "ml-team"))
+    for plural in ("modeldeployments", "modelreplicas", "modelcaches", "modelendpoints", "modelservices"):
+        e2e.wait(f"{plural} Ready", lambda p=plural: _all_ready(e2e, p), timeout=600)
+    for md in e2e.get("modeldeployments", "-A")["items"]:
+        reps = md["status"]["replicas"]
+        assert reps["ready"] == reps["desired"] == md["spec"]["replicas"], md["metadata"]["name"]
+
+
+def _placements(e2e) -> dict[str, dict]:
+    return {r["metadata"]["name"]: r for r in e2e.get("modelreplicas", "-A")["items"]}
+
+
+def test_workloads_run_on_the_chosen_pools_with_devices_allocated(e2e):
+    for name, mr in sorted(_placements(e2e).items()):
+        cluster = mr["spec"]["cluster"]["name"]
+        kc = e2e.cluster_kubeconfig(cluster)
+        pools = {m["pool"] for eng in mr["spec"]["engines"] for m in eng["members"]}
+        pods = [p for p in e2e.get("pods", "-A", kubeconfig=kc)["items"]
+                if name in (p["metadata"].get("labels") or {}).values()
+                or p["metadata"]["name"].startswith(name)]
+        assert pods, f"{name}: no pod on {cluster}"
+        nodes = {n["metadata"]["name"]: n for n in e2e.get("nodes", kubeconfig=kc)["items"]}
+        claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c
+                  for c in e2e.get("resourceclaims", "-A", kubeconfig=kc)["items"]}
+        for pod in pods:
+            assert pod["status"]["phase"] == "Running", (name, pod["metadata"]["name"], pod["status"].get("phase"))
+            node = nodes[pod["spec"]["nodeName"]]
+            assert node["metadata"]["labels"]["modelplane.ai/pool"] in pools, (name, pod["spec"]["nodeName"])
+            for st in pod["status"].get("resourceClaimStatuses") or []:
+                claim = claims[(pod["metadata"]["namespace"], st["resourceClaimName"])]
+                results = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results")
+                assert results, (name, st["resourceClaimName"])
+                assert all(r["pool"] == pod["spec"]["nodeName"] or r.get("pool") for r in results)
+
+
+def test_scale_adds_and_removes_replicas(e2e):
+    md = "qwen-demo"
+    before = e2e.get("modeldeployment", md, "-n", "ml-team")["spec"]["replicas"]
+    e2e.kubectl("scale", f"modeldeployment/{md}", "-n", "ml-team", f"--replicas={before + 1}")
+
+    def grown():
+        got = e2e.get("modeldeployment", md, "-n", "ml-team")["status"]["replicas"]
+        return got if got["ready"] == before + 1 else f"replicas {got}"
+
+    e2e.wait("scale up", grown, timeout=300)
+    e2e.kubectl("scale", f"modeldeployment/{md}", "-n", "ml-team", f"--replicas={before}")
+
+    def shrunk():
+        reps = [r for r in _placements(e2e).values() if r["spec"]["deployment"] == md]
+        return reps if len(reps) == before else f"{len(reps)} ModelReplicas"
+
+    e2e.wait("scale down", shrunk, timeout=300)
+
+
+def test_deleting_a_deployment_removes_what_it_composed_on_every_cluster(e2e):
+    md = "qwen3-8b"
+    replicas = [r for r in _placements(e2e).values() if r["spec"]["deployment"] == md]
+    assert replicas
+    clusters = {r["spec"]["cluster"]["name"] for r in replicas}
+    e2e.kubectl("delete", "modeldeployment", md, "-n", "ml-team", "--wait=false")
+
+    def gone():
+        left = []
+        for cluster in clusters:
+            kc = e2e.cluster_kubeconfig(cluster)
+            for kind in ("deployments", "services", "resourceclaimtemplates", "httproutes.gateway.networking.k8s.io"):
+                left += [f"{cluster}: {kind}/{o['metadata']['name']}" for o in e2e.get(kind, "-A", kubeconfig=kc)["items"]
+                         if o["metadata"]["name"].startswith(md + "-")]
+        left += [f"ModelReplica {n}" for n, r in _placements(e2e).items() if r["spec"]["deployment"] == md]
+        return True if not left else "; ".join(left)
+
+    e2e.wait("cleanup", gone, timeout=300)
