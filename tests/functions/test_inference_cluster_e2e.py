@@ -2,7 +2,7 @@
 
 ``modelplane render`` runs the Composition's pipeline with the function as
 a real subprocess, through the requirements loop (the classes come from
-examples/platform/inference-classes.yaml via -e).
+examples/platform/inference-classes*.yaml via -e).
 """
 from __future__ import annotations
 
@@ -43,13 +43,15 @@ def render(example: str, pool: FunctionPool) -> list[dict]:
         str(ROOT / "apis/inferenceclusters/composition.yaml"),
         str(ROOT / "examples/functions.yaml"),
         "-e", str(ROOT / "examples/platform/inference-classes.yaml"),
+        "-e", str(ROOT / "examples/platform/inference-classes-aks.yaml"),
         "--xrd", str(ROOT / "apis/inferenceclusters/definition.yaml"),
     ], stdout=out, stderr=err, pool=pool)
     assert code == 0, err.getvalue()
     return [d for d in yaml.safe_load_all(out.getvalue()) if d]
 
 
-@pytest.mark.parametrize("example", ["cluster-gke.yaml", "cluster-eks.yaml", "cluster-existing.yaml"])
+@pytest.mark.parametrize("example", ["cluster-gke.yaml", "cluster-gke-network.yaml", "cluster-eks.yaml",
+                                     "cluster-eks-vpc.yaml", "cluster-aks.yaml", "cluster-existing.yaml"])
 def test_render_example_composes_valid_resources_and_every_pool(example, pool):
     xr_doc = yaml.safe_load((ROOT / "examples/platform" / example).read_text())
     docs = render(example, pool)
