@@ -158,6 +158,58 @@ def test_workloads_run_on_the_chosen_pools_with_devices_allocated(e2e):
                 assert all(r["pool"] == pod["spec"]["nodeName"] or r.get("pool") for r in results)
 
 
+def _replica_row(mr: dict) -> tuple:
+    members = sorted((e["name"], m["role"], m["pool"]) for e in mr["spec"]["engines"] for m in e["members"])
+    return mr["metadata"]["namespace"], mr["metadata"]["name"], mr["spec"]["cluster"]["name"], tuple(members)
+
+
+def _composed_manifests(obj: dict) -> dict:
+    """What an XR composed, as (kind, name) -> the remote manifest or spec, minus what Crossplane stamps."""
+    spec = json.loads(json.dumps(obj.get("spec") or {}))
+    for field in ("crossplane", "resourceRefs", "compositionRef", "compositionRevisionRef",
+                  "compositionUpdatePolicy", "writeConnectionSecretToRef", "managementPolicies"):
+        spec.pop(field, None)
+    return spec
+
+
+def test_simulate_agrees_with_crossplane(e2e, tmp_path):
+    """``modelplane simulate`` over the same manifests: same placements, same composed objects, same readiness."""
+    import shutil
+
+    from modelplane.simulate.loop import simulate_dir
+
+    fleet = tmp_path / "fleet"
+    shutil.copytree(e2e.state / "fleet", fleet)
+    for f in (paths.EXAMPLES / "ml-team").glob("*.yaml"):
+        shutil.copyfile(f, fleet / f"ml-team-{f.name}")
+    world, outcome = simulate_dir(fleet)
+    assert outcome.converged, outcome.still_changing
+
+    sim_replicas = sorted(_replica_row(s.obj) for k, s in world.xrs.items() if k[0] == "ModelReplica")
+    xp_replicas = sorted(_replica_row(r) for r in _placements(e2e).values())
+    assert xp_replicas == sim_replicas
+
+    # Every composed resource of every replica: same names, same specs (manifests included).
+    for key, state in sorted(world.xrs.items()):
+        if key[0] != "ModelReplica":
+            continue
+        xp = e2e.get("modelreplica", key[2], "-n", key[1])
+        refs = {(r["kind"], r["name"]) for r in xp["spec"]["crossplane"]["resourceRefs"]}
+        sim = {(o["kind"], o["metadata"]["name"]): o for o in state.composed.values()}
+        assert refs == set(sim), key
+        for (kind, name), obj in sorted(sim.items()):
+            api = obj["apiVersion"].split("/")[0]
+            got = e2e.get(f"{kind.lower()}s.{api}" if "." in api else kind.lower(), name, "-n", key[1])
+            assert _composed_manifests(got) == _composed_manifests(obj), (key, kind, name)
+
+    # Readiness: everything Crossplane made Ready, simulate made Ready too.
+    sim_ready = {(k[0], k[1], k[2]) for k, s in world.xrs.items() if _ready(s.obj)}
+    for plural in XR_KINDS:
+        for o in e2e.get(plural, "-A")["items"]:
+            k = (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
+            assert (k in sim_ready) == _ready(o), k
+
+
 def test_scale_adds_and_removes_replicas(e2e):
     md = "qwen-demo"
     before = e2e.get("modeldeployment", md, "-n", "ml-team")["spec"]["replicas"]
