@@ -42,7 +42,7 @@ demo: $(STAMP) ## Simulate the example fleet (no cluster, no network)
 	@$(BIN)/modelplane demo examples/fleet
 
 test: $(STAMP) ## Run the test suite (quick reliability included)
-	$(PYTEST) -n 2 -m "not slow" tests
+	$(PYTEST) -n 2 --dist loadgroup -m "not slow" tests
 
 bench: $(STAMP) ## Benchmarks: scheduler and RunFunction at 10/100/1000 clusters
 	$(BIN)/python -m tests.bench
