@@ -121,3 +121,46 @@ def test_two_sources_may_not_write_the_same_file(tmp_path: Path):
                     "- {name: b, project: o/r, go: m@v2, dir: d, files: [y/c.yaml]}\n")
     with pytest.raises(crds.PinError, match=r"sources\[1\] \(b\): files: y/c.yaml would overwrite d/c.yaml"):
         crds.load_pins(pins)
+
+
+def test_sync_writes_new_files_refuses_changed_digests_and_drops_unpinned(tmp_path: Path, monkeypatch):
+    src = crds.Source(name="demo", project="o/r", files=("crds/a.yaml", "crds/b.yaml"), dir="demo", go="m@v1")
+    upstream, sums = tmp_path / "upstream", tmp_path / "SHA256SUMS"
+    (upstream / "old").mkdir(parents=True)
+    (upstream / "old" / "gone.yaml").write_text("x")
+    served = {"demo/a.yaml": b"a: 1\n", "demo/b.yaml": b"b: 1\n"}
+    monkeypatch.setattr(crds, "fetch", lambda s: dict(served))
+    monkeypatch.setattr(crds, "describe", lambda data, name: "described")
+
+    assert crds.sync([src], set(), update=False, upstream=upstream, sums_path=sums) == []
+    assert (upstream / "demo" / "a.yaml").read_bytes() == b"a: 1\n"
+    assert not (upstream / "old" / "gone.yaml").exists()  # not pinned: removed by a full run
+    assert crds.read_sums(sums) == {d: crds.sha256(b) for d, b in served.items()}
+
+    served["demo/a.yaml"] = b"a: 2\n"  # upstream changed under the same version
+    errors = crds.sync([src], set(), update=False, upstream=upstream, sums_path=sums)
+    assert len(errors) == 1 and errors[0].startswith("demo/a.yaml: upstream sha256 ")
+    assert "--update --only demo" in errors[0]
+    assert (upstream / "demo" / "a.yaml").read_bytes() == b"a: 1\n"  # left as pinned
+
+    assert crds.sync([src], {"demo"}, update=True, upstream=upstream, sums_path=sums) == []
+    assert (upstream / "demo" / "a.yaml").read_bytes() == b"a: 2\n"
+    assert crds.read_sums(sums)["demo/a.yaml"] == crds.sha256(b"a: 2\n")
+    assert crds.check([src], crds.read_sums(sums), upstream) == []
+
+
+def test_sync_reports_a_source_it_cannot_fetch_and_keeps_its_files(tmp_path: Path, monkeypatch):
+    src = crds.Source(name="far", project="o/r", files=("a.yaml",), dir="far", ref="v1", commit="0" * 40)
+    upstream, sums = tmp_path / "upstream", tmp_path / "SHA256SUMS"
+    (upstream / "far").mkdir(parents=True)
+    (upstream / "far" / "a.yaml").write_bytes(b"kept\n")
+    crds.write_sums({"far/a.yaml": crds.sha256(b"kept\n")}, sums)
+
+    def unreachable(s):
+        raise crds.FetchError("no route to host")
+    monkeypatch.setattr(crds, "fetch", unreachable)
+    monkeypatch.setattr(crds, "describe", lambda data, name: "described")
+    errors = crds.sync([src], set(), update=False, upstream=upstream, sums_path=sums)
+    assert errors == ["far: could not fetch (no route to host); its vendored files were left as they are"]
+    assert (upstream / "far" / "a.yaml").read_bytes() == b"kept\n"
+    assert crds.check([src], crds.read_sums(sums), upstream) == []
