@@ -83,7 +83,7 @@ def test_image_configs_rewrite_both_registries_below_the_local_one():
     ("127.0.0.1:5000/a/b", "127.0.0.1:5000/a/b"),
 ])
 def test_package_path_drops_tag_and_digest(source, path):
-    assert pkgruntime.package_path({"spec": {"package": source}}) == path
+    assert pkgruntime.package_path({"spec": {"image": source}}) == path
 
 
 def test_with_condition_replaces_by_type_and_keeps_an_unchanged_one():

@@ -64,7 +64,7 @@ class Runner:
 
 def package_path(revision: Mapping[str, Any]) -> str:
     """The package path without tag or digest (``xpkg.crossplane.io/modelplane/compose-x``)."""
-    src = (revision.get("spec") or {}).get("package", "")
+    src = (revision.get("spec") or {}).get("image", "")  # the source as the package named it (pre-rewrite)
     src = src.split("@", 1)[0]
     head, _, tail = src.rpartition(":")
     return head if head and "/" not in tail else src
@@ -199,7 +199,12 @@ class ExternalRuntime:
 
     # ----- the pass ----------------------------------------------------------------------------------
     def _revisions(self, kind: str) -> list[dict]:
-        return self.client.request("GET", f"/apis/{PKG_API}/{kind.lower()}s").get("items") or []
+        try:
+            return self.client.request("GET", f"/apis/{PKG_API}/{kind.lower()}s").get("items") or []
+        except ApiError as err:
+            if err.code in (404, 429, 503):  # Crossplane's CRDs not installed or not served yet
+                return []
+            raise
 
     def _patch_status(self, kind: str, name: str, change) -> None:
         path = f"/apis/{PKG_API}/{kind.lower()}s/{name}/status"
