@@ -140,22 +140,26 @@ def test_workloads_run_on_the_chosen_pools_with_devices_allocated(e2e):
         cluster = mr["spec"]["cluster"]["name"]
         kc = e2e.cluster_kubeconfig(cluster)
         pools = {m["pool"] for eng in mr["spec"]["engines"] for m in eng["members"]}
-        pods = [p for p in e2e.get("pods", "-A", kubeconfig=kc)["items"]
-                if name in (p["metadata"].get("labels") or {}).values()
-                or p["metadata"]["name"].startswith(name)]
-        assert pods, f"{name}: no pod on {cluster}"
+        wants_dra = any(d.get("claim") == "DRA" for eng in mr["spec"]["engines"] for m in eng["members"]
+                        for d in m.get("devices") or [])
+        selector = f"modelplane.ai/deployment={mr['spec']['deployment']},modelplane.ai/replica={mr['spec']['index']}"
+        pods = e2e.get("pods", "-A", "-l", selector, kubeconfig=kc)["items"]
+        assert pods, f"{name}: no pod on {cluster} ({selector})"
         nodes = {n["metadata"]["name"]: n for n in e2e.get("nodes", kubeconfig=kc)["items"]}
         claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c
                   for c in e2e.get("resourceclaims", "-A", kubeconfig=kc)["items"]}
         for pod in pods:
-            assert pod["status"]["phase"] == "Running", (name, pod["metadata"]["name"], pod["status"].get("phase"))
-            node = nodes[pod["spec"]["nodeName"]]
-            assert node["metadata"]["labels"]["modelplane.ai/pool"] in pools, (name, pod["spec"]["nodeName"])
-            for st in pod["status"].get("resourceClaimStatuses") or []:
+            where = (name, pod["metadata"]["name"])
+            assert pod["status"]["phase"] == "Running", (*where, pod["status"].get("phase"))
+            assert nodes[pod["spec"]["nodeName"]]["metadata"]["labels"]["modelplane.ai/pool"] in pools, where
+            statuses = pod["status"].get("resourceClaimStatuses") or []
+            assert statuses or not wants_dra, f"{where}: no ResourceClaim, though its members ask for DRA devices"
+            for st in statuses:
                 claim = claims[(pod["metadata"]["namespace"], st["resourceClaimName"])]
-                results = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results")
-                assert results, (name, st["resourceClaimName"])
-                assert all(r["pool"] == pod["spec"]["nodeName"] or r.get("pool") for r in results)
+                alloc = (claim.get("status") or {}).get("allocation") or {}
+                assert (alloc.get("devices") or {}).get("results"), (*where, st["resourceClaimName"])
+                users = {u["uid"] for u in (claim.get("status") or {}).get("reservedFor") or []}
+                assert pod["metadata"]["uid"] in users, (*where, st["resourceClaimName"])
 
 
 def _replica_row(mr: dict) -> tuple:
