@@ -48,7 +48,9 @@ def case_names() -> list[str]:
 def case_argv(name: str, target: str) -> list[str]:
     """XR COMPOSITION FUNCTIONS, the fixture target, then the case's own flags."""
     d = CASES / name
-    argv = [str(d / "xr.yaml"), str(d / "composition.yaml"), str(CASES / "functions.yaml")]
+    # A case with its own functions.yaml runs Modelplane's functions (started locally by render).
+    own = d / "functions.yaml"
+    argv = [str(d / "xr.yaml"), str(d / "composition.yaml"), str(own if own.exists() else CASES / "functions.yaml")]
     argv += ["-a", f"{TARGET_ANNOTATION}={target}"]
     args = d / "args"
     if args.exists():
