@@ -3,7 +3,7 @@
 A class composes nothing; it is read by clusters and the scheduler. This
 function rejects what admission cannot (names, quantities, versions) and
 reports Ready with a one-line description of the devices and the clouds
-it can provision on (Existing clusters can always use it).
+it can provision on (GKE, EKS, AKS; Existing clusters can always use it).
 """
 from modelplane.function import Composition
 from modelplane.inference_class import check_class, summarize

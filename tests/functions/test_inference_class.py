@@ -62,5 +62,6 @@ def test_status_lists_the_clouds_the_class_can_provision_on():
     xr = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "c"},
           "spec": {"devices": [{"name": "gpu", "driver": "gpu.nvidia.com", "count": 1,
                                 "deviceClassName": "gpu.nvidia.com"}],
-                   "provisioning": {"gke": {"machineType": "g2-standard-8"}, "eks": {"instanceType": "g6.xlarge"}}}}
-    assert status(run("compose-inference-class", request(xr)))["providers"] == ["EKS", "GKE"]
+                   "provisioning": {"gke": {"machineType": "g2-standard-8"}, "eks": {"instanceType": "g6.xlarge"},
+                                    "aks": {"vmSize": "Standard_NC24ads_A100_v4"}}}}
+    assert status(run("compose-inference-class", request(xr)))["providers"] == ["AKS", "EKS", "GKE"]

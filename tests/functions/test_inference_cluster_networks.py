@@ -393,3 +393,25 @@ def test_aks_everything_ready_makes_the_cluster_ready():
     rsp = compose(x, inputs(), observed)
     assert rsp.desired.composite.ready == 1  # READY_TRUE
     assert conditions(rsp)["Provisioned"].message == "cluster prod-a: cluster and 1 node pool(s) ready"
+
+
+def test_the_configuration_depends_on_the_providers_of_every_composed_cloud_kind():
+    import yaml
+    from modelplane import paths
+
+    config = yaml.safe_load((paths.ROOT / "crossplane.yaml").read_text())
+    packages = {d["package"].rsplit("/", 1)[1] for d in config["spec"]["dependsOn"]}
+    # API group of what each cloud composes -> the upjet family package that serves it.
+    family = {"ec2.aws.m.upbound.io": "provider-aws-ec2", "eks.aws.m.upbound.io": "provider-aws-eks",
+              "iam.aws.m.upbound.io": "provider-aws-iam", "compute.gcp.m.upbound.io": "provider-gcp-compute",
+              "container.gcp.m.upbound.io": "provider-gcp-container",
+              "cloudplatform.gcp.m.upbound.io": "provider-gcp-cloudplatform",
+              "azure.m.upbound.io": "provider-family-azure", "network.azure.m.upbound.io": "provider-azure-network",
+              "containerservice.azure.m.upbound.io": "provider-azure-containerservice",
+              "authorization.azure.m.upbound.io": "provider-azure-authorization"}
+    groups = set()
+    for x, observed in VALID_CASES.values():
+        groups |= {o["apiVersion"].split("/")[0] for o in desired(compose(x, inputs(), observed)).values()
+                   if ".upbound.io/" in o["apiVersion"]}
+    assert groups == set(family), sorted(groups ^ set(family))
+    assert {family[g] for g in groups} <= packages, sorted({family[g] for g in groups} - packages)
