@@ -764,6 +764,36 @@ class ModelDeploymentStatusPlacement(BaseModel):
     """
 
 
+class ModelDeploymentStatusRemoval(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    index: int | None = None
+    """
+    Replica ordinal.
+    """
+    name: str | None = None
+    """
+    The ModelReplica.
+    """
+    cluster: str | None = None
+    """
+    The InferenceCluster.
+    """
+    cause: str | None = None
+    """
+    Evicted (it lost its place) or Removed (scale-down, outdated revision, surplus after failover).
+    """
+    reason: str | None = None
+    """
+    Why, in one phrase.
+    """
+    phase: str | None = None
+    """
+    Draining (its ModelEndpoint is being deleted) or Deleting (the ModelReplica is being deleted).
+    """
+
+
 class ModelDeploymentStatus(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -779,6 +809,10 @@ class ModelDeploymentStatus(BaseModel):
     placements: list[ModelDeploymentStatusPlacement] | None = None
     """
     One entry per placed replica.
+    """
+    removals: list[ModelDeploymentStatusRemoval] | None = None
+    """
+    Replicas on their way out, drained first (out of routing), deleted on a later reconcile.
     """
 
 

@@ -1,12 +1,14 @@
 """compose-model-deployment: schedule a ModelDeployment onto the fleet.
 
 Recipe: read and check the deployment; require its clusters, the classes and
-its cache; wait (keeping every child) until all are fetched; schedule; then
-compose one ModelReplica and one ModelEndpoint per placed replica and report
-replicas, placements and the Scheduled condition (lib/deployment).
+its cache; wait (keeping every child) until all are fetched; read its own
+children; schedule; drain what goes (out of routing, deleted on a later
+call); compose one ModelReplica and one ModelEndpoint per placed replica and
+report replicas, placements, removals and the Scheduled condition
+(lib/deployment).
 """
 from modelplane import conditions as C
-from modelplane.deployment import inputs, status
+from modelplane.deployment import drain, inputs, observed, status
 from modelplane.deployment.compose import children
 from modelplane.deployment.validate import check_selectors
 from modelplane.function import Composition
@@ -30,21 +32,27 @@ def compose(c: Composition) -> None:
         return
 
     dep = inputs.deployment(md, c.xr)
-    clusters, infos = inputs.read_clusters(c.required_structs(inputs.CLUSTERS), dep.key)
+    own = observed.read(c.observed)
+    live = own.live(dep.namespace)
+    structs = c.required_structs(inputs.CLUSTERS)
+    clusters, infos = inputs.read_clusters(structs, dep.key, live)
     classes, warnings = inputs.read_classes(c.required(inputs.CLASSES))
     cache = inputs.read_cache(dep.cache, c.required(inputs.CACHE)) if dep.cache else None
     for w in warnings:
         c.warning(w)
-    fleet = Fleet(clusters=clusters, classes=classes, cache_ready=cache.ready if cache else None)
-    sched = schedule(dep, fleet, inputs.read_current(c.observed))
+    fleet = Fleet(clusters=clusters, classes=classes, cache_ready=cache.ready if cache else None,
+                  terminating=inputs.Terminating(structs, dep.key, live))
+    sched = schedule(dep, fleet, [k.current(extra=bool(k.draining)) for k in own.replicas])
+    leaving = drain.removals(own.replicas, sched)
 
-    kids = children(dep, c.spec, (c.xr.get("metadata") or {}).get("labels"), sched, infos, cache, c.observed)
+    kids = children(dep, c.spec, (c.xr.get("metadata") or {}).get("labels"), sched, infos, cache, c.observed,
+                    own, leaving)
     for name, (obj, ready) in kids.desired.items():
         c.desire(name, obj, ready=ready)
     for name in kids.drop:
         c.drop(name)
 
-    fields = status.fields(dep.name, dep.replicas, sched, c.observed)
+    fields = status.fields(dep.name, dep.replicas, sched, c.observed, leaving)
     c.set_status(**fields)
     verdict = status.scheduled(sched)
     message = verdict.message

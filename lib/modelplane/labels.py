@@ -17,6 +17,7 @@ CACHE = PREFIX + "cache"
 MANAGED_BY = PREFIX + "managed-by"
 ENGINE = PREFIX + "engine"
 ROLE = PREFIX + "role"
+REVISION = PREFIX + "revision"  # a ModelReplica's template revision (compose-model-deployment)
 
 
 def is_reserved(key: str) -> bool:

@@ -85,12 +85,15 @@ def call(xr: dict, required: dict | None, observed: dict | None = None):
 
 
 def observe(rsp, url: bool = False, ready: bool = False, only: str = "") -> dict:
-    """The response's children as Crossplane would observe them next time."""
+    """The response's children as Crossplane would observe them next time
+    (endpoints with their Backend published, so they are routable)."""
     out = {}
     for name, obj in desired(rsp).items():
         if only and not name.startswith(only):
             continue
         obj = copy.deepcopy(obj)
+        if obj["kind"] == "ModelEndpoint":
+            obj["status"] = {"routing": {"backendName": f"{obj['metadata']['name']}-backend"}}
         if obj["kind"] == "ModelReplica":
             st: dict = {"ready": ready}
             if url:
@@ -247,19 +250,63 @@ def test_waiting_for_inputs_keeps_every_child(case: Waiting):
     assert status(rsp)["replicas"] == {"desired": 1, "scheduled": 1, "ready": 1}
 
 
-def test_cluster_briefly_missing_keeps_its_replica_when_nothing_else_fits():
+def test_a_deleted_cluster_evicts_its_replica_out_of_routing_first_then_deletes_it():
     xr, observed = _placed_coder()
-    rsp = call(xr, inputs(FLEET[0], cache=model_cache(frontier="Ready")), observed)
-    assert sorted(desired(rsp)) == sorted(observed)
+    assert "endpoint-0-frontier" in observed
+    required = inputs(FLEET[0], cache=model_cache(frontier="Ready"))
+    rsp = call(xr, required, observed)
+    # Step 1: the endpoint goes, the replica stays (its pods still hold devices), annotated.
+    assert sorted(desired(rsp)) == ["replica-0-frontier"]
+    replica = desired(rsp)["replica-0-frontier"]
+    assert replica["metadata"]["annotations"] == {
+        "modelplane.ai/draining": "Evicted: cluster frontier no longer exists"}
+    assert replica["spec"] == observed["replica-0-frontier"]["spec"]
+    assert status(rsp)["removals"] == [{"index": 0, "name": "qwen3-coder-0-frontier", "cluster": "frontier",
+                                        "cause": "Evicted", "reason": "cluster frontier no longer exists",
+                                        "phase": "Draining"}]
     assert conditions(rsp)["Scheduled"].reason == "Unschedulable"
+    # Step 2: Crossplane deleted the endpoint, so it is no longer observed: the replica goes.
+    rsp = call(xr, required, observe(rsp, url=True, ready=True))
+    assert desired(rsp) == {}
+    assert status(rsp)["removals"][0]["phase"] == "Deleting"
+    # Step 3: nothing of it is observed any more.
+    rsp = call(xr, required, {})
+    assert desired(rsp) == {} and status(rsp)["removals"] == []
+
+
+def test_a_draining_replica_is_deleted_even_if_its_place_comes_back():
+    xr, observed = _placed_coder()
+    required = inputs(FLEET[3], cache=model_cache(frontier="Ready"))
+    drained = observe(call(xr, inputs(FLEET[0], cache=model_cache(frontier="Ready")), observed), url=True,
+                      ready=True)
+    # The cluster is listed again, the replica would fit: the decision sticks.
+    rsp = call(xr, required, drained)
+    assert "replica-0-frontier" not in desired(rsp)
+    assert status(rsp)["removals"][0]["cause"] == "Evicted"
 
 
 def test_cluster_gone_moves_the_replica_when_another_fits():
     xr = deployment(QWEN_DEMO)
     observed = observe(call(xr, inputs(FLEET[0])), url=True)
     rsp = call(xr, inputs(FLEET[1]), observed)
+    # Never routed (not Ready, no endpoint): deleted at once.
     assert sorted(replicas(rsp)) == ["replica-0-core-a100"]
     assert "replica-0-edge-l4" not in desired(rsp) and "endpoint-0-edge-l4" not in desired(rsp)
+
+
+def test_a_routed_replica_that_moves_is_drained_while_its_replacement_starts():
+    xr = deployment(QWEN_DEMO)
+    first = observe(call(xr, inputs(FLEET[0])), url=True, ready=True)
+    routed = observe(call(xr, inputs(FLEET[0]), first), url=True, ready=True)
+    tainted = cluster("edge-l4", ("l4", L4, 2), taints=[{"key": "maintenance", "effect": "NoExecute"}])
+    rsp = call(xr, inputs(tainted, FLEET[1]), routed)
+    assert sorted(desired(rsp)) == ["replica-0-core-a100", "replica-0-edge-l4"]
+    assert desired(rsp)["replica-0-edge-l4"]["metadata"]["annotations"]["modelplane.ai/draining"] == (
+        "Evicted: NoExecute taint maintenance")
+    assert "replica 0 moved from edge-l4 to core-a100: NoExecute taint maintenance" in (
+        conditions(rsp)["Scheduled"].message)
+    rsp = call(xr, inputs(tainted, FLEET[1]), observe(rsp, url=True))
+    assert sorted(desired(rsp)) == ["replica-0-core-a100"]
 
 
 def test_unready_cluster_holds_nothing_back_from_a_placed_replica():
@@ -306,12 +353,17 @@ def test_scale_up_keeps_replica_zero_and_spreads_the_new_one():
     assert sorted(replicas(rsp)) == ["replica-0-edge-l4", "replica-1-core-a100"]
 
 
-def test_scale_down_drops_the_highest_index_and_its_endpoint():
+def test_scale_down_drains_the_highest_index_then_deletes_it():
     xr = deployment(QWEN_DEMO, replicas=2)
-    observed = observe(call(xr, inputs(FLEET[0], FLEET[1])), url=True)
-    observed.update(observe(call(xr, inputs(FLEET[0], FLEET[1]), observed)))
+    observed = observe(call(xr, inputs(FLEET[0], FLEET[1])), url=True, ready=True)
+    observed = observe(call(xr, inputs(FLEET[0], FLEET[1]), observed), url=True, ready=True)
     assert len([n for n in observed if n.startswith("endpoint-")]) == 2
-    rsp = call(deployment(QWEN_DEMO, replicas=1), inputs(FLEET[0], FLEET[1]), observed)
+    smaller = deployment(QWEN_DEMO, replicas=1)
+    rsp = call(smaller, inputs(FLEET[0], FLEET[1]), observed)
+    assert sorted(desired(rsp)) == ["endpoint-0-edge-l4", "replica-0-edge-l4", "replica-1-core-a100"]
+    assert status(rsp)["removals"] == [{"index": 1, "name": "qwen-demo-1-core-a100", "cluster": "core-a100",
+                                        "cause": "Removed", "reason": "scaled down to 1", "phase": "Draining"}]
+    rsp = call(smaller, inputs(FLEET[0], FLEET[1]), observe(rsp, url=True, ready=True))
     assert sorted(desired(rsp)) == ["endpoint-0-edge-l4", "replica-0-edge-l4"]
 
 
@@ -336,11 +388,13 @@ def test_cache_in_another_namespace_is_never_used():
 # --- endpoints, labels, readiness ------------------------------------------------
 
 
-def test_endpoint_is_withheld_until_the_replica_publishes_its_url():
+def test_endpoint_is_withheld_until_the_replica_is_ready_with_its_url():
     xr = deployment(QWEN_DEMO)
     first = call(xr, inputs(FLEET[0]))
     assert [n for n in desired(first) if n.startswith("endpoint-")] == []
-    rsp = call(xr, inputs(FLEET[0]), observe(first, url=True))
+    # A URL alone is not enough: the replica joins routing once it can serve.
+    assert "endpoint-0-edge-l4" not in desired(call(xr, inputs(FLEET[0]), observe(first, url=True)))
+    rsp = call(xr, inputs(FLEET[0]), observe(first, url=True, ready=True))
     endpoint = desired(rsp)["endpoint-0-edge-l4"]
     assert endpoint["spec"] == {"url": "http://203.0.113.10", "rewritePath": f"/{NS}/qwen-demo-0-edge-l4/",
                                 "api": "OpenAI"}
@@ -349,7 +403,7 @@ def test_endpoint_is_withheld_until_the_replica_publishes_its_url():
 
 def test_existing_endpoint_is_kept_while_the_url_is_unpublished():
     xr = deployment(QWEN_DEMO)
-    observed = observe(call(xr, inputs(FLEET[0]), observe(call(xr, inputs(FLEET[0])), url=True)))
+    observed = observe(call(xr, inputs(FLEET[0]), observe(call(xr, inputs(FLEET[0])), url=True, ready=True)))
     observed["replica-0-edge-l4"]["status"] = {"ready": False}
     rsp = call(xr, inputs(FLEET[0]), observed)
     assert desired(rsp)["endpoint-0-edge-l4"]["spec"]["url"] == "http://203.0.113.10"
@@ -359,7 +413,7 @@ def test_labels_propagate_and_reserved_keys_win(validator):
     xr = deployment(QWEN_DEMO)
     xr["metadata"]["labels"] = {"team": "search", "modelplane.ai/cluster": "spoofed"}
     first = call(xr, inputs(FLEET[0]))
-    rsp = call(xr, inputs(FLEET[0]), observe(first, url=True))
+    rsp = call(xr, inputs(FLEET[0]), observe(first, url=True, ready=True))
     want = {"team": "search", "modelplane.ai/deployment": "qwen-demo", "modelplane.ai/cluster": "edge-l4",
             "modelplane.ai/replica": "0"}
     for name in ("replica-0-edge-l4", "endpoint-0-edge-l4"):

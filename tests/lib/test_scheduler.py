@@ -185,7 +185,8 @@ KEEP = [
              (_current(0, "b"),), {0: ("b", KEPT)}),
     KeepCase("NoSchedule does not drain", (_cluster("a"), _cluster("b", taints=[("m", "", "NoSchedule")])),
              (_current(0, "b"),), {0: ("b", KEPT)}),
-    KeepCase("not ready does not drain", (_cluster("a"), _cluster("b", ready=False)), (_current(0, "b"),), {0: ("b", KEPT)}),
+    KeepCase("not ready holds: nothing is judged on a cluster that may report no nodes for a while",
+             (_cluster("a"), _cluster("b", ready=False, pools=[_pool(nodes=0)])), (_current(0, "b"),), {0: ("b", HELD)}),
     KeepCase("NoExecute drains a replica that does not tolerate it",
              (_cluster("a"), _cluster("b", taints=[("evict", "", "NoExecute")])), (_current(0, "b"),), {0: ("a", MOVED)}),
     KeepCase("NoExecute keeps a replica that tolerates it", (_cluster("a"), _cluster("b", taints=[("evict", "", "NoExecute")])),
@@ -298,6 +299,9 @@ def test_leaving_replica_with_nowhere_to_go_says_both() -> None:
 def test_held_replicas_are_reported() -> None:
     got = schedule(_deployment(2), _fleet(known=False), (_current(0, "b"),), matcher=FakeMatcher())
     assert got.message == "1/2 replicas placed; replica 0 held on b (not observed yet); replica 1: InferenceClusters not observed yet"
+    got = schedule(_deployment(), _fleet(_cluster("b", ready=False)), (_current(0, "b"),), matcher=FakeMatcher())
+    assert got.message == "1/1 replicas placed; replica 0 held on b (not Ready)"
+    assert got.evicted == () and got.removed == ()
 
 
 def test_no_clusters_at_all() -> None:

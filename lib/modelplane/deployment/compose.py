@@ -1,33 +1,33 @@
 """ModelReplicas and ModelEndpoints from a schedule, and which children stay.
 
-Composition-resource-names carry the index and the cluster
-(``replica-<index>-<cluster>``, ``endpoint-<index>-<cluster>``), like the
-objects' own names (``naming.replica_name``): moving a replica is then a
-delete and a create, never a rename Crossplane cannot do.
+Composition-resource-names and object names: ``observed.py``.
 
 Per placement:
 
 - New, Kept or Moved: the ModelReplica is (re)built from the deployment
   (engines copied, members' pools and devices resolved, templates verbatim)
   and the placement; its ModelEndpoint is built from the observed replica's
-  published ``status.url``/``rewritePath``. Until those exist a NEW
-  endpoint is withheld and an EXISTING one kept as it is.
-- Held (its cluster or class is not observed yet): the observed replica and
-  endpoint are kept untouched (the runtime seeded them).
+  published ``status.url``/``rewritePath``. A NEW endpoint waits until the
+  replica is Ready and has published its URL, so a replica joins routing
+  only once it can serve; an EXISTING endpoint is kept (updated) meanwhile.
+- Held (its cluster or class is not observed yet, or its cluster is not
+  Ready): the observed replica and endpoint are kept untouched (the
+  runtime seeded them).
 
-An index the scheduler could not place keeps whatever was observed for it
-(nothing is deleted until a replacement exists). Every other observed
-replica or endpoint (scaled down, moved away) is dropped.
+Extra replicas that stay (outdated revision, replaced by failover) are kept
+untouched too. Every replica that goes is drained first (``drain.py``):
+annotated and out of routing, then deleted on a later call. Anything else
+observed under our names (an endpoint without its replica) is dropped.
 """
+
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane import labels as L
-from modelplane.function import is_ready
+from modelplane.function import without_status
 from modelplane.naming import cache_pvc_name, replica_name
 from modelplane.scheduler import (
     HELD,
@@ -40,35 +40,21 @@ from modelplane.scheduler import (
     placement_dicts,
 )
 
+from .drain import DRAINING, Removal
 from .inputs import CacheView, ClusterInfo
+from .observed import DRAINING as DRAINING_NOTE
+from .observed import Children as Observed
+from .observed import child_index, endpoint_resource, replica_ready, replica_resource
 
 API = "modelplane.ai/v1alpha1"
-_CHILD = re.compile(r"^(replica|endpoint)-(\d+)-(.+)$")
 
 
-def replica_resource(index: int, cluster: str) -> str:
-    return f"replica-{index}-{cluster}"
-
-
-def endpoint_resource(index: int, cluster: str) -> str:
-    return f"endpoint-{index}-{cluster}"
-
-
-def child_index(resource: str) -> int | None:
-    """The replica index of one of our composition-resource-names (None: not ours)."""
-    m = _CHILD.match(resource)
-    return int(m.group(2)) if m else None
-
-
-def replica_labels(user: Mapping[str, str] | None, deployment: str, cluster: str, index: int) -> dict[str, str]:
-    return L.merged(user, {L.DEPLOYMENT: deployment, L.CLUSTER: cluster, L.REPLICA: str(index)})
-
-
-def replica_ready(observed: Mapping[str, Any] | None) -> bool:
-    """A ModelReplica is ready when it says so (status.ready) or is Ready."""
-    if not observed:
-        return False
-    return (observed.get("status") or {}).get("ready") is True or is_ready(observed)
+def replica_labels(user: Mapping[str, str] | None, deployment: str, cluster: str, index: int,
+                   revision: str = "") -> dict[str, str]:
+    reserved = {L.DEPLOYMENT: deployment, L.CLUSTER: cluster, L.REPLICA: str(index)}
+    if revision:
+        reserved[L.REVISION] = revision
+    return L.merged(user, reserved)
 
 
 def engines_spec(dep: Deployment, raw_engines: list[Mapping[str, Any]], placement: Placement) -> list[dict]:
@@ -95,7 +81,7 @@ def engines_spec(dep: Deployment, raw_engines: list[Mapping[str, Any]], placemen
 
 
 def model_replica(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[str, str] | None,
-                  placement: Placement, info: ClusterInfo, cache: CacheView | None) -> dict:
+                  placement: Placement, info: ClusterInfo, cache: CacheView | None, revision: str = "") -> dict:
     name = replica_name(dep.name, placement.index, placement.cluster)
     cluster: dict[str, Any] = {"name": placement.cluster, "providerConfigName": info.provider_config}
     if info.gateway:
@@ -116,7 +102,7 @@ def model_replica(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Map
         "apiVersion": API,
         "kind": "ModelReplica",
         "metadata": {"name": name, "namespace": dep.namespace,
-                     "labels": replica_labels(user_labels, dep.name, placement.cluster, placement.index)},
+                     "labels": replica_labels(user_labels, dep.name, placement.cluster, placement.index, revision)},
         "spec": spec,
     }
 
@@ -135,38 +121,46 @@ class Children:
     desired: dict[str, tuple[dict, bool | None]] = field(default_factory=dict)  # name -> (object, ready)
     kept: set[str] = field(default_factory=set)  # observed children left as seeded
     drop: list[str] = field(default_factory=list)
-    withheld: list[int] = field(default_factory=list)  # indexes whose endpoint waits for a URL
+    withheld: list[int] = field(default_factory=list)  # indexes whose endpoint waits for a Ready replica
 
 
 def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[str, str] | None,
              sched: Schedule, infos: Mapping[str, ClusterInfo], cache: CacheView | None,
-             observed: Mapping[str, Mapping[str, Any]]) -> Children:
+             observed: Mapping[str, Mapping[str, Any]], kids: Observed, removals: list[Removal],
+             revision: str = "") -> Children:
     out = Children()
+    by_key = {c.key: c for c in kids.replicas}
     for p in sched.placements:
         rname, ename = replica_resource(p.index, p.cluster), endpoint_resource(p.index, p.cluster)
-        seen = observed.get(rname)
+        seen = by_key.get((p.index, p.cluster))
         info = infos.get(p.cluster)
         if p.state == HELD or info is None:
             out.kept |= {n for n in (rname, ename) if n in observed}
             continue
-        replica = model_replica(dep, raw_spec, user_labels, p, info, cache)
-        out.desired[rname] = (replica, replica_ready(seen))
-        published = (seen or {}).get("status") or {}
-        if published.get("url"):
-            meta = replica["metadata"]
-            out.desired[ename] = (model_endpoint(meta["name"], dep.namespace, meta["labels"], published["url"],
-                                                 published.get("rewritePath") or "/"), None)
-        elif ename in observed:
-            out.kept.add(ename)
+        replica = model_replica(dep, raw_spec, user_labels, p, info, cache, revision)
+        ready = replica_ready(seen.obj if seen else None)
+        out.desired[rname] = (replica, ready)
+        published = ((seen.obj if seen else None) or {}).get("status") or {}
+        if ename in observed or (ready and published.get("url")):
+            if published.get("url"):
+                meta = replica["metadata"]
+                out.desired[ename] = (model_endpoint(meta["name"], dep.namespace, meta["labels"], published["url"],
+                                                     published.get("rewritePath") or "/"), None)
+            else:
+                out.kept.add(ename)
         else:
             out.withheld.append(p.index)
-    unplaced = {u.index for u in sched.unplaced}
+    for p in sched.extras:
+        out.kept |= {n for n in (replica_resource(p.index, p.cluster), endpoint_resource(p.index, p.cluster))
+                     if n in observed}
+    for r in removals:
+        out.kept -= {r.child.replica_resource, r.child.endpoint_resource}
+        if r.phase == DRAINING:
+            obj = without_status(r.child.obj)
+            meta = obj["metadata"]
+            meta["annotations"] = {**(meta.get("annotations") or {}), DRAINING_NOTE: r.note}
+            out.desired[r.child.replica_resource] = (obj, r.child.ready)
     for name in sorted(observed):
-        index = child_index(name)
-        if index is None or name in out.desired or name in out.kept:
-            continue
-        if index in unplaced:
-            out.kept.add(name)
-        else:
+        if child_index(name) is not None and name not in out.desired and name not in out.kept:
             out.drop.append(name)
     return out

@@ -18,13 +18,15 @@ needs of its cluster (only placed clusters are asked). Classes and the
 cache are few and small and go through plain dicts.
 
 Capacity: a pool's allocations list every ModelReplica on it, ours
-included; ours are skipped here (the scheduler accounts for this
-deployment's replicas from its own observed ModelReplicas, at their own
-admission keys).
+included. Ours that are observed children are skipped here (the scheduler
+accounts for them from the observed ModelReplicas, at their own admission
+keys); ours that are not (dropped on an earlier call, still terminating:
+their pods hold devices until they are gone) count like anyone else's, and
+their indexes are ``Terminating`` so no new replica reuses the name.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +39,6 @@ from modelplane.scheduler import (
     Allocation,
     ClassDevice,
     Cluster,
-    Current,
     Deployment,
     DeviceRequest,
     Engine,
@@ -54,7 +55,6 @@ API = "modelplane.ai/v1alpha1"
 CLUSTERS = "clusters"
 CLASSES = "classes"
 CACHE = "cache"
-REPLICA_KIND = "ModelReplica"
 
 
 def require(c: Composition, md: ModelDeployment) -> None:
@@ -177,30 +177,36 @@ def _pods(alloc: Fields) -> tuple[PodGroup, ...]:
     return tuple(out)
 
 
-def _allocations(pool: Fields, own: str) -> tuple[Allocation, ...]:
+def _allocations(pool: Fields, own: str, live: Container[str]) -> tuple[Allocation, ...]:
     out = []
     for v in _l(pool, "allocations"):
         a = v.struct_value.fields
         dep = _s(a, "deployment")
-        if dep != own:
-            out.append(Allocation(replica=_s(a, "replica"), deployment=dep, order=_s(a, "order"), pods=_pods(a)))
+        replica = _s(a, "replica")
+        if dep != own or replica not in live:
+            # A terminating replica of ours is reported as another
+            # deployment's: the scheduler skips its own key when replaying.
+            out.append(Allocation(replica=replica, deployment=dep if dep != own else f"{dep} (terminating)",
+                                  order=_s(a, "order"), pods=_pods(a)))
     return tuple(out)
 
 
 class Allocations(Sequence[Allocation]):
-    """A pool's allocations (other deployments' only), read from its Struct
-    on first use. Compares equal to the same allocations in a tuple."""
+    """A pool's allocations (all but this deployment's observed replicas),
+    read from its Struct on first use. Compares equal to the same
+    allocations in a tuple."""
 
-    __slots__ = ("_items", "_own", "_pool")
+    __slots__ = ("_items", "_live", "_own", "_pool")
 
-    def __init__(self, pool: Fields, own: str) -> None:
+    def __init__(self, pool: Fields, own: str, live: Container[str] = frozenset()) -> None:
         self._pool: Fields | None = pool
         self._own = own
+        self._live = live
         self._items: tuple[Allocation, ...] = ()
 
     def _read(self) -> tuple[Allocation, ...]:
         if self._pool is not None:
-            self._items = _allocations(self._pool, self._own)
+            self._items = _allocations(self._pool, self._own, self._live)
             self._pool = None
         return self._items
 
@@ -254,7 +260,7 @@ class ClusterInfos(Mapping[str, ClusterInfo]):
         return iter(self._status)
 
 
-def _cluster(f: Fields, own: str) -> tuple[Cluster, Fields]:
+def _cluster(f: Fields, own: str, live: Container[str] = frozenset()) -> tuple[Cluster, Fields]:
     meta, spec, status = _m(f, "metadata"), _m(f, "spec"), _m(f, "status")
     name = _s(meta, "name")
     ready, why = _ready(status)
@@ -265,7 +271,8 @@ def _cluster(f: Fields, own: str) -> tuple[Cluster, Fields]:
     pools: tuple[Pool, ...] | None = None
     if "pools" in status:
         pools = tuple(
-            Pool(name=_s(p, "name"), class_name=_s(p, "class"), nodes=_n(p, "nodes"), allocations=Allocations(p, own))
+            Pool(name=_s(p, "name"), class_name=_s(p, "class"), nodes=_n(p, "nodes"),
+                 allocations=Allocations(p, own, live))
             for p in (v.struct_value.fields for v in _l(status, "pools"))
         )
     cluster = Cluster(name=name, labels=_strings(_m(meta, "labels")), ready=ready, not_ready_reason=why,
@@ -279,15 +286,50 @@ def read_cluster(s: struct_pb2.Struct, own: str) -> tuple[Cluster, ClusterInfo]:
     return cluster, _info(cluster.name, status)
 
 
-def read_clusters(structs: Iterable[struct_pb2.Struct], own: str) -> tuple[tuple[Cluster, ...], ClusterInfos]:
+def read_clusters(structs: Iterable[struct_pb2.Struct], own: str,
+                  live: Container[str] = frozenset()) -> tuple[tuple[Cluster, ...], ClusterInfos]:
+    """The clusters, sorted by name. ``live`` holds ``namespace/name`` of
+    this deployment's observed ModelReplicas."""
     clusters = []
     infos = ClusterInfos()
     for s in structs:
-        cluster, status = _cluster(s.fields, own)
+        cluster, status = _cluster(s.fields, own, live)
         if cluster.name:
             clusters.append(cluster)
             infos.add(cluster.name, status)
     return tuple(sorted(clusters, key=lambda c: c.name)), infos
+
+
+class Terminating(Container[int]):
+    """Indexes of this deployment's ModelReplicas that the clusters still
+    list in ``status.pools`` but that are no longer observed children (being
+    deleted). Read from the Structs on first use: only a call that places a
+    new replica asks."""
+
+    def __init__(self, structs: Iterable[struct_pb2.Struct], own: str, live: Container[str]) -> None:
+        self._structs: Iterable[struct_pb2.Struct] | None = structs
+        self._own = own
+        self._live = live
+        self._indexes: frozenset[int] = frozenset()
+
+    def _read(self) -> frozenset[int]:
+        if self._structs is not None:
+            found = set()
+            for s in self._structs:
+                for p in _l(_m(s.fields, "status"), "pools"):
+                    for v in _l(p.struct_value.fields, "allocations"):
+                        a = v.struct_value.fields
+                        if _s(a, "deployment") == self._own and _s(a, "replica") not in self._live:
+                            # The admission key ends with the index: ".../{index:05d}".
+                            tail = _s(a, "order").rsplit("/", 1)[-1]
+                            if tail.isdigit():
+                                found.add(int(tail))
+            self._indexes = frozenset(found)
+            self._structs = None
+        return self._indexes
+
+    def __contains__(self, index: object) -> bool:
+        return index in self._read()
 
 
 # --- classes and the cache ---------------------------------------------------
@@ -338,21 +380,3 @@ def read_cache(name: str, items: list[Mapping[str, Any]]) -> CacheView:
         ready={e.get("name", ""): e.get("phase") == "Ready" for e in entries if e.get("name")},
         pvc={e["name"]: e["pvcName"] for e in entries if e.get("name") and e.get("pvcName")},
     )
-
-
-# --- this deployment's own replicas ------------------------------------------
-
-
-def read_current(observed: Mapping[str, Mapping[str, Any]]) -> list[Current]:
-    """Observed ModelReplicas as the scheduler's Current (members in engine order)."""
-    out = []
-    for obj in observed.values():
-        if obj.get("kind") != REPLICA_KIND:
-            continue
-        spec = obj.get("spec") or {}
-        cluster = (spec.get("cluster") or {}).get("name")
-        if cluster is None or not isinstance(spec.get("index"), int):
-            continue
-        pools = tuple(m.get("pool", "") for e in spec.get("engines") or [] for m in e.get("members") or [])
-        out.append(Current(index=spec["index"], cluster=cluster, pools=pools, order=spec.get("order") or ""))
-    return sorted(out, key=lambda c: (c.index, c.cluster))

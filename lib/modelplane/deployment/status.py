@@ -1,8 +1,9 @@
-"""A ModelDeployment's status: replica counts, placements, Scheduled.
+"""A ModelDeployment's status: replica counts, placements, removals, Scheduled.
 
 Shapes are in docs/contracts.md. ``ready`` counts placed replicas whose
 observed ModelReplica is ready; the deployment is Ready when every desired
-replica is placed and ready.
+replica is placed and ready. ``removals`` lists the replicas on their way
+out (drained, then deleted) with their cause and reason.
 """
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from modelplane import labels as L
 from modelplane.naming import replica_name
 from modelplane.scheduler import Schedule, member_dicts
 
-from .compose import replica_ready, replica_resource
+from .drain import Removal
+from .observed import replica_ready, replica_resource
 
 # Status fields this function owns; re-published unchanged while waiting.
-FIELDS = ("replicas", "selector", "placements")
+FIELDS = ("replicas", "selector", "placements", "removals")
 
 
 @dataclass(frozen=True)
@@ -41,12 +43,19 @@ def placements(deployment: str, sched: Schedule, observed: Mapping[str, Mapping[
     return out
 
 
-def fields(deployment: str, desired: int, sched: Schedule, observed: Mapping[str, Mapping[str, Any]]) -> dict:
+def removals(items: list[Removal]) -> list[dict]:
+    return [{"index": r.child.index, "name": r.child.name, "cluster": r.child.cluster, "cause": r.cause,
+             "reason": r.reason, "phase": r.phase} for r in items]
+
+
+def fields(deployment: str, desired: int, sched: Schedule, observed: Mapping[str, Mapping[str, Any]],
+           leaving: list[Removal] | None = None) -> dict:
     items = placements(deployment, sched, observed)
     return {
         "replicas": {"desired": desired, "scheduled": len(items), "ready": sum(1 for i in items if i["ready"])},
         "selector": f"{L.DEPLOYMENT}={deployment}",
         "placements": items,
+        "removals": removals(leaving or []),
     }
 
 

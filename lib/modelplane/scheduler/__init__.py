@@ -22,10 +22,14 @@ Kubernetes scheduler framework and Karmada:
 1. match (``matching.py``): per deployment, once per class: which classes
    satisfy each member, evaluating each CEL selector once per class device
    through one seam, the ``matcher`` (``modelplane.cel`` by default).
-2. keep (``keep.py``): placed replicas stay unless their cluster is gone,
-   drains them (untolerated NoExecute) or their pool is overcommitted by
-   replicas admitted earlier; scale-down picks who goes; replicas that
-   cannot be judged yet (cluster or class not observed) are held untouched.
+2. keep (``keep.py``): placed replicas stay unless they lost their place
+   (evicted: their cluster is gone, drains them with an untolerated
+   NoExecute taint, their pool no longer matches, or is overcommitted by
+   replicas admitted earlier); scale-down picks who goes; replicas that
+   cannot be judged now (cluster or class not observed, cluster not Ready)
+   are held untouched. Extra replicas (outdated revision, draining,
+   replaced by failover) are judged alike and take capacity while they
+   stay, but never count towards ``replicas``.
 3. filter (``filters.py``): once per cluster, each filter naming one
    countable reason: ready, clusterSelector, taints, cache Ready, device
    match; free capacity is checked by planning the replica (``plan.py``).
@@ -69,6 +73,7 @@ from .types import (
     Deployment,
     DeviceRequest,
     Engine,
+    Eviction,
     Fleet,
     InferenceClass,
     Member,
@@ -87,7 +92,7 @@ from .types import (
 __all__ = [
     "DRA", "HELD", "KEPT", "LEADER", "MOVED", "NEW", "NO_EXECUTE", "NO_SCHEDULE", "PREFER_NO_SCHEDULE",
     "PREFILL_DECODE", "STANDALONE", "SYNTHETIC", "UNIFIED", "WORKER",
-    "Allocation", "ClassDevice", "Cluster", "Current", "Deployment", "DeviceMatcher", "DeviceRequest", "Engine",
+    "Allocation", "ClassDevice", "Cluster", "Current", "Deployment", "DeviceMatcher", "DeviceRequest", "Engine", "Eviction",
     "Fleet", "InferenceClass", "Matches", "Member", "MemberFit", "MemberPlacement", "Misfit", "Placement",
     "PodGroup", "Pool", "PoolFill", "PoolPlacement", "ResolvedDevice", "Schedule", "Taint", "Toleration",
     "Unplaced", "default_matcher", "device_dicts", "fit_error", "member_dicts", "normalize", "placement_dicts",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from . import explain
 from .filters import CAPACITY, FilterContext, run_filters
-from .keep import HOLD, MOVE, dedupe, judge, new_indexes, scale_down
+from .keep import EVICT, HOLD, OVERCOMMITTED, dedupe, judge, judge_extra, new_indexes, scale_down
 from .matching import DeviceMatcher, Matches, MemberFit
 from .plan import (
     ClusterState,
@@ -34,6 +35,7 @@ from .types import (
     Cluster,
     Current,
     Deployment,
+    Eviction,
     Fleet,
     MemberPlacement,
     Placement,
@@ -57,8 +59,15 @@ def schedule(
     clusters = {c.name: c for c in sorted(fleet.clusters, key=lambda c: c.name)}
 
     # Keep: judge each observed replica, scale down, check the stayers fit.
-    verdicts = [judge(deployment, fleet, matches, c, clusters.get(c.cluster)) for c in dedupe(current)]
-    survivors, _ = scale_down(verdicts, deployment.replicas)
+    regular = [c for c in current if not c.extra]
+    unique = dedupe(regular)
+    verdicts = [judge(deployment, fleet, matches, c, clusters.get(c.cluster)) for c in unique]
+    survivors, dropped = scale_down(verdicts, deployment.replicas)
+    firsts = {c.index: c.cluster for c in unique}
+    twins = [Eviction(c.index, c.cluster, f"a duplicate of replica {c.index} on {firsts[c.index]}")
+             for c in sorted(regular, key=lambda c: (c.index, c.cluster)) if firsts[c.index] != c.cluster]
+    extras = [judge_extra(deployment, fleet, c, clusters.get(c.cluster))
+              for c in sorted((c for c in current if c.extra), key=lambda c: (c.index, c.cluster))]
     placed: dict[int, Placement] = {}
     leaving: dict[int, tuple[str, str]] = {}
     held_on: dict[str, int] = {}
@@ -66,26 +75,51 @@ def schedule(
     for v in survivors:
         c = v.current
         if v.action == HOLD:
-            placed[c.index] = _held(deployment, matches, c, clusters.get(c.cluster))
+            placed[c.index] = _held(deployment, matches, c, clusters.get(c.cluster), v.reason)
             held_on[c.cluster] = held_on.get(c.cluster, 0) + 1
-        elif v.action == MOVE:
+        elif v.action == EVICT:
             leaving[c.index] = (c.cluster, v.reason)
         else:
             staying.setdefault(c.cluster, []).append(c)
+    kept_extras: list[Placement] = []
+    evicted_extras: list[Eviction] = []
+    extras_on: dict[str, list[Current]] = {}
+    for v in extras:
+        c = v.current
+        if v.action == HOLD:
+            kept_extras.append(_as_extra(deployment, c, HELD, v.reason))
+        elif v.action == EVICT:
+            evicted_extras.append(Eviction(c.index, c.cluster, v.reason))
+        else:
+            extras_on.setdefault(c.cluster, []).append(c)
     states: dict[str, ClusterState] = {}
-    for name in sorted(staying):
-        state, kept, failed = _keep_on(deployment, matches, fleet, clusters[name], staying[name])
+    for name in sorted(set(staying) | set(extras_on)):
+        state, kept, failed = _keep_on(deployment, matches, fleet, clusters[name], staying.get(name, []),
+                                       extras_on.get(name, []))
         states[name] = state
         placed.update(kept)
         for index in failed:
-            leaving[index] = (name, "overcommitted: no longer fits behind replicas admitted earlier")
+            if index >= 0:
+                leaving[index] = (name, OVERCOMMITTED)
+        for c in extras_on.get(name, []):
+            if -1 - c.index in failed:
+                evicted_extras.append(Eviction(c.index, c.cluster, OVERCOMMITTED))
+            else:
+                kept_extras.append(_as_extra(deployment, c, KEPT))
+    removed = tuple([*(Eviction(v.current.index, v.current.cluster, f"scaled down to {deployment.replicas}")
+                       for v in dropped), *twins])
+    evicted = tuple(sorted([*(Eviction(i, c, why) for i, (c, why) in leaving.items()), *evicted_extras],
+                           key=lambda e: (e.index, e.cluster)))
+    outcome = _Outcome(tuple(sorted(kept_extras, key=lambda p: (p.index, p.cluster))), evicted, removed)
+    taken = {v.current.index for v in survivors}
+    avoid = _Avoid({c.index for c in current if c.extra}, fleet.terminating)
 
-    wanted = sorted(new_indexes({v.current.index for v in survivors}, deployment.replicas) + list(leaving))
+    wanted = sorted(new_indexes(taken, deployment.replicas, avoid) + list(leaving))
     if not wanted:
-        return _result(deployment, placed, [], leaving)
+        return _result(deployment, placed, [], leaving, outcome)
     if not fleet.clusters_known:
         why = "InferenceClusters not observed yet"
-        return _result(deployment, placed, [Unplaced(i, {}, why) for i in wanted], leaving)
+        return _result(deployment, placed, [Unplaced(i, {}, why) for i in wanted], leaving, outcome)
 
     # Filter: once per cluster; these verdicts do not change as we bind.
     ctx = FilterContext(deployment, fleet, matches)
@@ -145,13 +179,16 @@ def schedule(
             moved_from=origin[0] if origin else None,
             moved_because=origin[1] if origin else None,
         )
-    return _result(deployment, placed, unplaced, leaving)
+    return _result(deployment, placed, unplaced, leaving, outcome)
 
 
 def _keep_on(
-    deployment: Deployment, matches: Matches, fleet: Fleet, cluster: Cluster, stay: list[Current]
+    deployment: Deployment, matches: Matches, fleet: Fleet, cluster: Cluster, stay: list[Current],
+    extras: list[Current] = (),  # type: ignore[assignment]
 ) -> tuple[ClusterState, dict[int, Placement], set[int]]:
-    """Replay ``cluster`` with the stayers at their own admission keys."""
+    """Replay ``cluster`` with the stayers and extras at their own admission
+    keys (extras with their observed pods). Returns the fill, the kept
+    placements, and the failed indexes (extras as ``-1 - index``)."""
     pools = {p.name: p for p in cluster.pools or ()}
     own = []
     resolved: dict[int, tuple[MemberFit, ...]] = {}
@@ -159,8 +196,10 @@ def _keep_on(
         fits = tuple(matches.fit(pools[p].class_name, i) for i, p in enumerate(c.pools))
         resolved[c.index] = fits  # type: ignore[assignment]  # judge() proved every fit
         own.append((c.order or deployment.order(c.index), c.index, pod_groups(deployment, c.pools, fits)))  # type: ignore[arg-type]
-    state = empty_state(cluster, fleet.classes, matches, {p for c in stay for p in c.pools})
-    failed = replay(state, deployment.key, own)
+    extra = [(c.order or deployment.order(c.index), c.index, c.pods) for c in extras]
+    used = {p for c in stay for p in c.pools} | {pp.pool for c in extras for pp in c.pods}
+    state = empty_state(cluster, fleet.classes, matches, used)
+    failed = replay(state, deployment.key, own, extra)
     kept = {
         c.index: Placement(
             index=c.index,
@@ -176,7 +215,32 @@ def _keep_on(
     return state, kept, failed
 
 
-def _held(deployment: Deployment, matches: Matches, c: Current, cluster: Cluster | None) -> Placement:
+def _as_extra(deployment: Deployment, c: Current, state: str, why: str | None = None) -> Placement:
+    """An extra replica as reported: where it is and what it holds."""
+    return Placement(index=c.index, cluster=c.cluster, order=c.order or deployment.order(c.index), pods=c.pods,
+                     state=state, held_because=why)
+
+
+class _Avoid:
+    """Indexes a new replica must not take: extras' and terminating ones
+    (the latter may be lazy and is asked only when needed)."""
+
+    def __init__(self, extras: set[int], terminating) -> None:
+        self.extras = extras
+        self.terminating = terminating
+
+    def __contains__(self, index: object) -> bool:
+        return index in self.extras or index in self.terminating
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    extras: tuple[Placement, ...]
+    evicted: tuple[Eviction, ...]
+    removed: tuple[Eviction, ...]
+
+
+def _held(deployment: Deployment, matches: Matches, c: Current, cluster: Cluster | None, why: str) -> Placement:
     """A replica we cannot judge yet: echo what is known; the caller keeps the
     observed ModelReplica as it is."""
     classes = {p.name: p.class_name for p in (cluster.pools or ())} if cluster else {}
@@ -196,6 +260,7 @@ def _held(deployment: Deployment, matches: Matches, c: Current, cluster: Cluster
         members=tuple(members),
         pods=pod_groups(deployment, c.pools, fits) if complete else (),  # type: ignore[arg-type]
         state=HELD,
+        held_because=why,
     )
 
 
@@ -204,13 +269,17 @@ def _result(
     placed: dict[int, Placement],
     unplaced: list[Unplaced],
     leaving: dict[int, tuple[str, str]],
+    outcome: _Outcome,
 ) -> Schedule:
     placements = tuple(placed[i] for i in sorted(placed))
     parts = [f"{len(placements)}/{deployment.replicas} replicas placed"]
-    held = [p for p in placements if p.state == HELD]
-    if held:
-        where = ", ".join(sorted({p.cluster for p in held}))
-        parts.append(f"{explain.indexes([p.index for p in held])} held on {where} (not observed yet)")
+    held: dict[str, list[Placement]] = {}
+    for p in placements:
+        if p.state == HELD:
+            held.setdefault(p.held_because or "", []).append(p)
+    for why, group in sorted(held.items()):
+        where = ", ".join(sorted({p.cluster for p in group}))
+        parts.append(f"{explain.indexes([p.index for p in group])} held on {where} ({why})")
     for p in placements:
         if p.state == MOVED:
             parts.append(f"replica {p.index} moved from {p.moved_from} to {p.cluster}: {p.moved_because}")
@@ -221,5 +290,9 @@ def _result(
         groups.setdefault(text, []).append(u.index)
     for text, idx in groups.items():
         parts.append(f"{explain.indexes(idx)}: {text}")
-    return Schedule(placements=placements, unplaced=tuple(unplaced), message="; ".join(parts))
-
+    # A replica re-placed on the cluster it left (another pool there) keeps
+    # its name: it is updated in place, not evicted.
+    here = {(p.index, p.cluster) for p in placements}
+    evicted = tuple(e for e in outcome.evicted if (e.index, e.cluster) not in here)
+    return Schedule(placements=placements, unplaced=tuple(unplaced), message="; ".join(parts),
+                    extras=outcome.extras, evicted=evicted, removed=outcome.removed)

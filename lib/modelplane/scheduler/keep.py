@@ -4,33 +4,43 @@ Replica indexes are identities, not positions: replica 3 is the same
 ModelReplica (same name, same admission key) for its whole life, wherever
 it is moved. Hence:
 
-- Scale-up adds the lowest unused indexes.
-- Scale-down removes one replica at a time: first any replica that would
-  have to move anyway (highest index first), then the highest index on the
-  cluster holding the most replicas of this deployment (ties: the cluster
-  holding the highest index). Spread survives a scale-down, so indexes
-  need not stay contiguous: {0, 2} is a valid 2-replica deployment.
+- Scale-up adds the lowest unused indexes, skipping those of extra
+  replicas and of ModelReplicas still terminating.
+- Scale-down removes one replica at a time: first any replica that is
+  evicted anyway (highest index first), then one that failover replaced
+  (its cluster came back; the oldest outage first), then the highest index
+  on the cluster holding the most replicas of this deployment (ties: the
+  cluster holding the highest index). Spread survives a scale-down, so
+  indexes need not stay contiguous: {0, 2} is a valid 2-replica deployment.
 - Two observed replicas with one index (a move caught half-way) keep the
   one on the cluster that sorts first.
 
-A current replica then stays where it is unless:
+A current replica is EVICTED (it lost its place) when:
 
-- its cluster is gone (the fleet was fetched and does not list it),
+- its cluster is gone (the fleet was fetched and does not list it: deleted,
+  or no longer matching ``clusterSelector``),
 - its cluster carries a NoExecute taint the deployment does not tolerate,
 - a pool it uses is gone, no longer matches its member, or the engines
   changed shape, or
 - it no longer fits counting only allocations admitted before it
-  (checked by ``plan.replay``): then it is overcommitted and moves.
+  (checked by ``plan.replay``): it is overcommitted.
 
-It is HELD (kept untouched and reported) when it cannot be judged yet: the
-clusters were not fetched, its cluster has not published pools, or a class
-its pools name is not known. Readiness, labels and cache state never evict:
-like Kubernetes' IgnoredDuringExecution, they gate new placement only.
+It is HELD (kept untouched and reported) when it cannot be judged yet or
+should not be judged now: the clusters were not fetched, its cluster has
+not published pools, a class its pools name is not known, or its cluster
+is not Ready (a NotReady cluster may report its pools with no usable nodes
+for a while; that must not evict anything). Labels on a cluster that still
+matches and cache state never evict: like Kubernetes'
+IgnoredDuringExecution, they gate new placement only.
+
+Extra replicas (``Current.extra``: outdated revision, draining, replaced by
+failover) are judged by the same rules except device matching (an outdated
+revision's members are not this deployment's), with their observed pods.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from .filters import untolerated
@@ -39,40 +49,73 @@ from .types import NO_EXECUTE, Cluster, Current, Deployment, Fleet
 
 STAY = "stay"
 HOLD = "hold"
-MOVE = "move"
+EVICT = "evict"
+
+OVERCOMMITTED = "overcommitted: no longer fits behind replicas admitted earlier"
 
 
 @dataclass(frozen=True)
 class Verdict:
     current: Current
-    action: str  # STAY | HOLD | MOVE
-    reason: str = ""  # with MOVE: why it leaves
+    action: str  # STAY | HOLD | EVICT
+    reason: str = ""  # with EVICT: why it lost its place; with HOLD: why it is not judged
+
+NOT_OBSERVED = "not observed yet"
+NOT_READY = "not Ready"
+
+
+def _common(deployment: Deployment, fleet: Fleet, current: Current, cluster: Cluster | None) -> Verdict | None:
+    """The rules every replica obeys, extra or not; None: judge further."""
+    if not fleet.clusters_known:
+        return Verdict(current, HOLD, NOT_OBSERVED)
+    if cluster is None:
+        return Verdict(current, EVICT, f"cluster {current.cluster} no longer exists")
+    drain = untolerated(deployment.tolerations, cluster.taints, (NO_EXECUTE,))
+    if drain:
+        return Verdict(current, EVICT, f"NoExecute taint {min(drain, key=lambda t: t.key)}")
+    if cluster.pools is None:
+        return Verdict(current, HOLD, NOT_OBSERVED)
+    if not cluster.ready:
+        return Verdict(current, HOLD, NOT_READY)
+    return None
 
 
 def judge(deployment: Deployment, fleet: Fleet, matches: Matches, current: Current, cluster: Cluster | None) -> Verdict:
     """Whether ``current`` may stay, before capacity is checked."""
-    if not fleet.clusters_known:
-        return Verdict(current, HOLD)
-    if cluster is None:
-        return Verdict(current, MOVE, f"cluster {current.cluster} no longer exists")
-    if cluster.pools is None:
-        return Verdict(current, HOLD)
-    drain = untolerated(deployment.tolerations, cluster.taints, (NO_EXECUTE,))
-    if drain:
-        return Verdict(current, MOVE, f"NoExecute taint {min(drain, key=lambda t: t.key)}")
+    early = _common(deployment, fleet, current, cluster)
+    if early is not None:
+        return early
+    assert cluster is not None and cluster.pools is not None
     members = deployment.members()
     if len(current.pools) != len(members):
-        return Verdict(current, MOVE, "engines changed shape")
+        return Verdict(current, EVICT, "engines changed shape")
     pools = {p.name: p for p in cluster.pools}
     for i, name in enumerate(current.pools):
         pool = pools.get(name)
         if pool is None:
-            return Verdict(current, MOVE, f"pool {name} no longer exists")
+            return Verdict(current, EVICT, f"pool {name} no longer exists")
         fit = matches.fit(pool.class_name, i)
         if fit is None:
-            return Verdict(current, HOLD)
+            return Verdict(current, HOLD, NOT_OBSERVED)
         if isinstance(fit, Misfit):
-            return Verdict(current, MOVE, f'pool {name} no longer matches request "{fit.request}"')
+            return Verdict(current, EVICT, f'pool {name} no longer matches request "{fit.request}"')
+    return Verdict(current, STAY)
+
+
+def judge_extra(deployment: Deployment, fleet: Fleet, current: Current, cluster: Cluster | None) -> Verdict:
+    """``judge`` for an extra replica: its observed pools must still exist
+    with a known class; its members are not matched again."""
+    early = _common(deployment, fleet, current, cluster)
+    if early is not None:
+        return early
+    assert cluster is not None and cluster.pools is not None
+    pools = {p.name: p for p in cluster.pools}
+    for name in sorted({pp.pool for pp in current.pods} | set(current.pools)):
+        pool = pools.get(name)
+        if pool is None:
+            return Verdict(current, EVICT, f"pool {name} no longer exists")
+        if pool.class_name not in fleet.classes:
+            return Verdict(current, HOLD, NOT_OBSERVED)
     return Verdict(current, STAY)
 
 
@@ -83,14 +126,17 @@ def dedupe(current: Sequence[Current]) -> list[Current]:
     return list(seen.values())
 
 
-def scale_down(verdicts: Sequence[Verdict], replicas: int) -> tuple[list[Verdict], list[int]]:
-    """(survivors, dropped indexes) after removing down to ``replicas``."""
+def scale_down(verdicts: Sequence[Verdict], replicas: int) -> tuple[list[Verdict], list[Verdict]]:
+    """(survivors, removed) after removing down to ``replicas``."""
     survivors = list(verdicts)
-    dropped: list[int] = []
+    dropped: list[Verdict] = []
     while len(survivors) > max(replicas, 0):
-        moving = [v for v in survivors if v.action == MOVE]
-        if moving:
-            victim = max(moving, key=lambda v: v.current.index)
+        evicted = [v for v in survivors if v.action == EVICT]
+        replaced = [v for v in survivors if v.current.replaced]
+        if evicted:
+            victim = max(evicted, key=lambda v: v.current.index)
+        elif replaced:
+            victim = min(replaced, key=lambda v: (v.current.replaced, -v.current.index))
         else:
             load: dict[str, list[int]] = {}
             for v in survivors:
@@ -98,16 +144,17 @@ def scale_down(verdicts: Sequence[Verdict], replicas: int) -> tuple[list[Verdict
             cluster = max(load, key=lambda c: (len(load[c]), max(load[c])))
             victim = max((v for v in survivors if v.current.cluster == cluster), key=lambda v: v.current.index)
         survivors.remove(victim)
-        dropped.append(victim.current.index)
-    return survivors, sorted(dropped)
+        dropped.append(victim)
+    return survivors, sorted(dropped, key=lambda v: v.current.index)
 
 
-def new_indexes(taken: set[int], replicas: int) -> list[int]:
-    """The lowest unused indexes bringing the count up to ``replicas``."""
+def new_indexes(taken: set[int], replicas: int, avoid: Container[int] = frozenset()) -> list[int]:
+    """The lowest indexes neither taken nor to ``avoid`` bringing the count
+    of ``taken`` up to ``replicas``."""
     out: list[int] = []
     i = 0
     while len(taken) + len(out) < replicas:
-        if i not in taken:
+        if i not in taken and i not in avoid:
             out.append(i)
         i += 1
     return out

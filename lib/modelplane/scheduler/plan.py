@@ -128,13 +128,19 @@ def empty_state(
 
 
 def replay(
-    state: ClusterState, deployment_key: str, own: Sequence[tuple[str, int, tuple[PoolPlacement, ...]]]
+    state: ClusterState,
+    deployment_key: str,
+    own: Sequence[tuple[str, int, tuple[PoolPlacement, ...]]],
+    extras: Sequence[tuple[str, int, tuple[PoolPlacement, ...]]] = (),
 ) -> set[int]:
     """Fill ``state`` with every allocation in admission order; ``own`` are
     this deployment's kept replicas as (order, index, pods), used instead of
-    its entries in the pool allocations. Returns the own indexes that did not
-    fit behind earlier admissions."""
-    if not own and not any(f.free for f in state.fills.values()):
+    its entries in the pool allocations, and ``extras`` its extra replicas
+    (outdated, draining, replaced) the same way. Returns the indexes of own
+    replicas that did not fit behind earlier admissions; extras that did
+    not fit are reported negated and shifted (``-1 - index``), so one set
+    carries both."""
+    if not own and not extras and not any(f.free for f in state.fills.values()):
         _replay_others(state, deployment_key)
         return set()
     events: list[tuple[str, str, str, int, object]] = []
@@ -144,18 +150,24 @@ def replay(
         for a in pool.allocations:
             if a.deployment != deployment_key:
                 events.append((a.order, a.replica, pool.name, -1, a.pods))
-    for order, index, pods in own:
-        events.append((order, "", "", index, pods))
+    # Own replicas and extras sort after others with the same key, in input order.
+    for k, (order, _, pods) in enumerate([*own, *extras]):
+        events.append((order, "", "", k, pods))
     # Sorting by replica then pool keeps the replay independent of input order.
     events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
     failed: set[int] = set()
-    for _, _, pool, index, pods in events:
-        if index < 0:
+    for _, _, pool, k, pods in events:
+        if k < 0:
             place_groups(state.fills, [(pool, pods)])  # type: ignore[list-item]
-        elif place_groups(state.fills, [(p.pool, p.pods) for p in pods]) is None:  # type: ignore[attr-defined]
-            failed.add(index)
-        else:
-            state.own += 1
+            continue
+        fits = place_groups(state.fills, [(p.pool, p.pods) for p in pods]) is not None  # type: ignore[attr-defined]
+        if k < len(own):
+            if fits:
+                state.own += 1
+            else:
+                failed.add(own[k][1])
+        elif not fits:
+            failed.add(-1 - extras[k - len(own)][1])
     return failed
 
 

@@ -21,7 +21,7 @@ the matcher together with a selector.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,24 +202,42 @@ class Fleet:
     fetched: every current replica is then held where it is and nothing new
     is placed. ``cache_ready`` maps a cluster name to whether the
     deployment's cache is Ready there; None means not fetched yet (only
-    consulted when the deployment has a cache).
+    consulted when the deployment has a cache). ``terminating`` holds the
+    indexes of this deployment's ModelReplicas that are gone from its
+    observed children but still being deleted: a new replica never takes
+    one, so a name is never reused while its previous holder terminates
+    (asked only when new indexes are needed, so it may be lazy).
     """
 
     clusters: tuple[Cluster, ...] = ()
     classes: Mapping[str, InferenceClass] = field(default_factory=dict)
     cache_ready: Mapping[str, bool] | None = None
     clusters_known: bool = True
+    terminating: Container[int] = frozenset()
 
 
 @dataclass(frozen=True)
 class Current:
     """A replica of this deployment as observed: its cluster, the pool of
-    each member (in ``Deployment.members()`` order) and its admission key."""
+    each member (in ``Deployment.members()`` order) and its admission key.
+
+    ``extra`` marks a replica that exists but is not one of
+    ``Deployment.replicas``: of an outdated revision, draining, or replaced
+    because its cluster failed. An extra is never moved, counted or scaled
+    down; it is judged (held, stays, or evicted when it lost its place) and
+    while it stays its observed ``pods`` (``spec.placement``) take capacity
+    at its own admission key. ``replaced`` is when the cluster of a replica
+    that was replaced by failover went down (RFC 3339; empty otherwise):
+    scale-down removes such replicas first, the oldest outage first.
+    """
 
     index: int
     cluster: str
     pools: tuple[str, ...] = ()
     order: str = ""
+    pods: tuple[PoolPlacement, ...] = ()
+    extra: bool = False
+    replaced: str = ""
 
 
 # --- the result -------------------------------------------------------------
@@ -256,7 +274,7 @@ class PoolPlacement:
 NEW = "New"  # a missing index placed for the first time
 KEPT = "Kept"  # a current replica that still fits where it is
 MOVED = "Moved"  # a current replica that had to leave its cluster
-HELD = "Held"  # kept untouched: its cluster or class is not observed yet
+HELD = "Held"  # kept untouched: its cluster or class is not observed yet, or its cluster is not Ready
 
 
 @dataclass(frozen=True)
@@ -269,6 +287,7 @@ class Placement:
     state: str = NEW
     moved_from: str | None = None  # with MOVED: the cluster it left, and why
     moved_because: str | None = None
+    held_because: str | None = None  # with HELD: "not observed yet" or "not Ready"
 
 
 @dataclass(frozen=True)
@@ -279,7 +298,26 @@ class Unplaced:
 
 
 @dataclass(frozen=True)
+class Eviction:
+    """An observed replica that must go: it lost its place (``evicted``) or
+    is one too many (``removed`` by a scale-down). ``reason`` is one short
+    phrase ("NoExecute taint maintenance", "scaled down to 2")."""
+
+    index: int
+    cluster: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Schedule:
+    """``placements``: the replicas that count, by index. ``extras``: the
+    extra replicas that stay (KEPT or HELD; members are not resolved).
+    ``evicted``: observed replicas, extras included, that lost their place;
+    ``removed``: replicas a scale-down let go."""
+
     placements: tuple[Placement, ...] = ()
     unplaced: tuple[Unplaced, ...] = ()
     message: str = ""
+    extras: tuple[Placement, ...] = ()
+    evicted: tuple[Eviction, ...] = ()
+    removed: tuple[Eviction, ...] = ()

@@ -1,0 +1,227 @@
+"""Held versus evicted, through compose-model-deployment.
+
+Held (cluster or class not observed, cluster NotReady): every child stays.
+Evicted (lost its place): out of routing first, deleted on a later call.
+The small fleet loop at the end plays the control plane for a few
+deployments and one InferenceCluster: each round renders every deployment,
+turns its desired children into observed ones (Ready, routed) and rebuilds
+the cluster's ``status.pools`` allocations from the ModelReplicas that
+exist, as compose-inference-cluster does; at the fixed point no pool holds
+more devices than it has.
+"""
+from __future__ import annotations
+
+import copy
+
+import pytest
+from modelplane.platform import pools as platform_pools
+
+from tests.functions.test_model_deployment import (
+    CLASSES,
+    L4,
+    NS,
+    QWEN_DEMO,
+    call,
+    cluster,
+    deployment,
+    inputs,
+    observe,
+)
+from tests.support import conditions, desired, status
+
+H100 = "h100-8x-ib"
+
+
+def _five_gpus(name: str, created: str, **spec) -> dict:
+    """A 1-replica deployment of one engine with 5 copies of a 1-GPU member."""
+    xr = deployment(QWEN_DEMO, **spec)
+    xr["metadata"]["name"] = name
+    xr["metadata"]["creationTimestamp"] = created
+    xr["spec"]["engines"][0]["copies"] = 5
+    xr["spec"]["engines"][0]["members"][0]["nodeSelector"]["devices"][0]["selectors"] = []
+    return xr
+
+
+def _routed(xr: dict, clusters: list[dict]) -> dict:
+    """Place ``xr`` and bring it to Ready and routed."""
+    observed = observe(call(xr, inputs(*clusters)), url=True, ready=True)
+    return observe(call(xr, inputs(*clusters), observed), url=True, ready=True)
+
+
+# --- held: nothing dropped ------------------------------------------------------
+
+SOLO = [cluster("solo", ("gpu", H100, 1))]
+
+
+@pytest.mark.parametrize("name,required", [
+    ("clusters not fetched", {"classes": CLASSES}),
+    ("cluster has not published pools", {"clusters": [{**SOLO[0], "status": {"conditions": []}}], "classes": CLASSES}),
+    ("cluster NotReady, its pool reporting no nodes", inputs(cluster("solo", ("gpu", H100, 0), ready=False))),
+    ("the pool's class is not observed", {"clusters": SOLO, "classes": []}),
+])
+def test_held_replicas_keep_every_child(name, required):
+    xr = _five_gpus("a", "2026-01-01T00:00:00Z")
+    observed = _routed(xr, SOLO)
+    assert sorted(observed) == ["endpoint-0-solo", "replica-0-solo"]
+    rsp = call(xr, required, observed)
+    assert sorted(desired(rsp)) == sorted(observed)
+    assert (status(rsp).get("removals") or []) == []
+    assert desired(rsp)["replica-0-solo"]["metadata"].get("annotations") is None
+
+
+# --- evicted: each cause, drained first ------------------------------------------
+
+
+def _alloc(deployment: str, replica: str, order: str, gpus: int) -> dict:
+    return {"replica": replica, "deployment": deployment, "order": order,
+            "pods": [{"count": gpus, "devices": {"gpu": 1}, "gang": False}]}
+
+
+EVICTIONS = [
+    ("overcommitted behind an earlier admission",
+     [cluster("solo", ("gpu", H100, 1), allocations={"gpu": [
+         _alloc(f"{NS}/older", f"{NS}/older-0-solo", "2025-01-01T00:00:00Z/ml-team/older/00000", 5)]})],
+     "overcommitted: no longer fits behind replicas admitted earlier"),
+    ("NoExecute taint", [cluster("solo", ("gpu", H100, 1), taints=[{"key": "drain", "effect": "NoExecute"}])],
+     "NoExecute taint drain"),
+    ("class no longer matches the selector",
+     [cluster("solo", ("gpu", L4, 1))],  # the pool now names a 1-GPU class: 5 pods do not fit the request
+     None),
+    ("cluster deleted", [], "cluster solo no longer exists"),
+]
+
+
+@pytest.mark.parametrize("name,clusters,reason", EVICTIONS, ids=[e[0] for e in EVICTIONS])
+def test_evicted_replica_leaves_routing_then_is_deleted(name, clusters, reason):
+    xr = _five_gpus("a", "2026-01-01T00:00:00Z")
+    if name.startswith("class"):
+        # Ask for 40Gi GPUs: the L4 class (24Gi) now behind the pool no longer matches.
+        xr["spec"]["engines"][0]["members"][0]["nodeSelector"]["devices"][0]["selectors"] = [
+            {"cel": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'}]
+    observed = _routed(xr, SOLO)
+    rsp = call(xr, inputs(*clusters), observed)
+    assert sorted(desired(rsp)) == ["replica-0-solo"]  # out of routing, still holding its devices
+    [removal] = status(rsp)["removals"]
+    assert (removal["cause"], removal["phase"], removal["name"]) == ("Evicted", "Draining", "a-0-solo")
+    if reason:
+        assert removal["reason"] == reason
+    else:
+        assert removal["reason"].startswith("pool gpu no longer matches request")
+    assert status(rsp)["replicas"]["scheduled"] == 0
+    rsp = call(xr, inputs(*clusters), observe(rsp, url=True, ready=True))
+    assert desired(rsp) == {}
+
+
+def test_an_evicted_replica_that_never_routed_is_deleted_at_once():
+    xr = _five_gpus("a", "2026-01-01T00:00:00Z")
+    observed = observe(call(xr, inputs(*SOLO)), url=True)  # not Ready: no endpoint yet
+    rsp = call(xr, inputs(cluster("solo", ("gpu", H100, 1), taints=[{"key": "d", "effect": "NoExecute"}])), observed)
+    assert desired(rsp) == {}
+    assert status(rsp)["removals"][0]["phase"] == "Deleting"
+
+
+def test_own_terminating_replica_still_holds_its_devices_and_its_name():
+    # b-0-solo was dropped on an earlier call but solo still lists it (it terminates):
+    # it takes the node, and a new replica neither lands on it nor reuses index 0.
+    xr = _five_gpus("b", "2026-01-01T00:00:00Z")
+    lingering = cluster("solo", ("gpu", H100, 1), allocations={"gpu": [
+        _alloc(f"{NS}/b", f"{NS}/b-0-solo", "2026-01-01T00:00:00Z/ml-team/b/00000", 5)]})
+    roomy = cluster("roomy", ("gpu", H100, 1))
+    rsp = call(xr, inputs(lingering, roomy), {})
+    assert sorted(desired(rsp)) == ["replica-1-roomy"]
+
+
+# --- the fleet loop: used <= total at every fixed point --------------------------
+
+
+def _pool_status(base: dict, replicas: list[dict]) -> dict:
+    """``base`` with the allocations compose-inference-cluster would publish:
+    the ModelReplicas labelled with its name."""
+    out = copy.deepcopy(base)
+    name = base["metadata"]["name"]
+    allocs = platform_pools.allocations(
+        r for r in replicas if r["metadata"]["labels"].get("modelplane.ai/cluster") == name)
+    for p in out["status"]["pools"]:
+        p["allocations"] = allocs.get(p["name"], [])
+    return out
+
+
+def _used(c: dict) -> dict[str, int]:
+    return {p["name"]: sum(g["count"] * g["devices"].get("gpu", 0) for a in p["allocations"] for g in a["pods"])
+            for p in c["status"]["pools"]}
+
+
+def converge(xrs: list[dict], base: list[dict], rounds: int = 12, start: dict | None = None):
+    """Render every deployment per round until nothing changes; returns
+    (observed per deployment, clusters as last published, last responses)."""
+    observed = {x["metadata"]["name"]: dict((start or {}).get(x["metadata"]["name"], {})) for x in xrs}
+    published = [_pool_status(c, []) for c in base]
+    last = {}
+    for _ in range(rounds):
+        before = copy.deepcopy(observed)
+        # Deployments render concurrently: each sees the same published status.
+        for x in xrs:
+            name = x["metadata"]["name"]
+            last[name] = call(x, inputs(*published), observed[name])
+        for x in xrs:
+            name = x["metadata"]["name"]
+            observed[name] = observe(last[name], url=True, ready=True)
+        existing = [o for kids in observed.values() for o in kids.values() if o["kind"] == "ModelReplica"]
+        published = [_pool_status(c, existing) for c in base]
+        if observed == before:
+            return observed, published, last
+    raise AssertionError("no fixed point")
+
+
+def _capacity(c: dict) -> dict[str, int]:
+    per_node = {"h100-8x-ib": 8, "gke-l4-1x-g2": 1, "gke-a100-80gb-8x": 8}
+    return {p["name"]: per_node[p["class"]] * p["nodes"] for p in c["status"]["pools"]}
+
+
+def test_two_deployments_racing_for_one_node_end_with_one_placed():
+    a = _five_gpus("a", "2026-01-01T00:00:00Z")
+    b = _five_gpus("b", "2026-01-01T00:01:00Z")
+    observed, published, last = converge([a, b], [cluster("solo", ("gpu", H100, 1))])
+    [solo] = published
+    assert _used(solo) == {"gpu": 5} and _capacity(solo) == {"gpu": 8}
+    assert sorted(observed["a"]) == ["endpoint-0-solo", "replica-0-solo"] and observed["b"] == {}
+    cond = conditions(last["b"])["Scheduled"]
+    assert cond.reason == "Unschedulable" and "solo: pool gpu has room for 3 of 5 pods" in cond.message
+
+
+def test_three_deployments_for_two_pools_never_overcommit():
+    xrs = [_five_gpus(n, f"2026-01-01T00:0{i}:00Z") for i, n in enumerate("abc")]
+    observed, published, _ = converge(xrs, [cluster("p", ("gpu", H100, 1)), cluster("q", ("gpu", H100, 1))])
+    for c in published:
+        assert all(_used(c)[k] <= _capacity(c)[k] for k in _used(c))
+    placed = sorted(n for n, kids in observed.items() if kids)
+    assert placed == ["a", "b"]
+
+
+def test_a_noexecute_taint_on_a_full_cluster_moves_what_fits_and_drains_the_rest():
+    a = _five_gpus("a", "2026-01-01T00:00:00Z")
+    b = _five_gpus("b", "2026-01-01T00:01:00Z")
+    start, published, _ = converge([a, b], [cluster("p", ("gpu", H100, 1)), cluster("q", ("gpu", H100, 1))])
+    assert sorted(n for n, kids in start.items() if kids) == ["a", "b"]
+    tainted = [cluster("p", ("gpu", H100, 1), taints=[{"key": "m", "effect": "NoExecute"}]),
+               cluster("q", ("gpu", H100, 1))]
+    observed, published, last = converge([a, b], tainted, start=start)
+    for c in published:
+        assert all(_used(c)[k] <= _capacity(c)[k] for k in _used(c))
+    assert _used(published[0]) == {"gpu": 0}
+    assert sum(1 for kids in observed.values() if kids) == 1
+
+
+def test_a_class_that_shrinks_under_a_running_deployment_evicts_it():
+    a = _five_gpus("a", "2026-01-01T00:00:00Z")
+    start, _, _ = converge([a], [cluster("p", ("gpu", H100, 1))])
+    assert start["a"]
+    shrunk = [c for c in CLASSES if c["metadata"]["name"] == H100]
+    small = copy.deepcopy(shrunk[0])
+    for d in small["spec"]["devices"]:
+        if d.get("claim", "DRA") == "DRA":
+            d["count"] = 4  # 4 GPUs per node now: 5 pods of 1 GPU do not fit one node
+    classes = [c for c in CLASSES if c["metadata"]["name"] != H100] + [small]
+    rsp = call(a, {"clusters": [_pool_status(cluster("p", ("gpu", H100, 1)), [])], "classes": classes}, start["a"])
+    removals = status(rsp)["removals"]
+    assert [(r["cause"], r["phase"]) for r in removals] == [("Evicted", "Draining")]
