@@ -84,6 +84,7 @@ class Core:
 
     def __init__(self, client: Client, kubeconfig: Path, state: Path) -> None:
         self.metrics, self.health = free_port(), free_port()
+        (state / "xpkg-cache").mkdir(parents=True, exist_ok=True)
         argv = start_argv(upstream.binary("crossplane-core"), state, client_certs(client, state),
                           self.metrics, self.health)
         self.process = Process("crossplane", argv, state / "crossplane.log", env={"KUBECONFIG": str(kubeconfig)})
