@@ -172,9 +172,11 @@ def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:
     users["gateway-namespace"] = remote_namespace(t.key_name("ns", NAMESPACE), pc, NAMESPACE, NAMESPACE,
                                                   labels=plan.labels)
     users["gatewayclass"] = remote_object(t.key_name("gatewayclass"), gateway.gateway_class(), pc,
-                                          namespace=NAMESPACE, labels=plan.labels)
+                                          namespace=NAMESPACE, labels=plan.labels, readiness="DeriveFromCelQuery")
+    users["gatewayclass"]["spec"]["readiness"]["celQuery"] = gateway.ACCEPTED_CEL
     users["gateway"] = remote_object(t.key_name("gateway"), gateway.gateway(), pc,
-                                     namespace=NAMESPACE, labels=plan.labels)
+                                     namespace=NAMESPACE, labels=plan.labels, readiness="DeriveFromCelQuery")
+    users["gateway"]["spec"]["readiness"]["celQuery"] = gateway.PROGRAMMED_CEL
     if plan.source.extra:
         users.update(plan.source.extra(t, pc))
     for key, obj in sorted(users.items()):

@@ -13,6 +13,12 @@ from typing import Any
 from modelplane.platform.common import ENVOY_CONTROLLER, GATEWAY_CLASS, GATEWAY_NAME, NAMESPACE
 
 API = "gateway.networking.k8s.io/v1"
+# Readiness of the remote Objects that carry them: Gateway API objects report Accepted/Programmed,
+# never Ready, so provider-kubernetes' default (DeriveFromObject: a Ready condition) never holds.
+ACCEPTED_CEL = ("has(object.status.conditions) && "
+                "object.status.conditions.exists(c, c.type == 'Accepted' && c.status == 'True')")
+PROGRAMMED_CEL = ("has(object.status.conditions) && "
+                  "object.status.conditions.exists(c, c.type == 'Programmed' && c.status == 'True')")
 
 
 def gateway_class(lbls: Mapping[str, str] | None = None) -> dict[str, Any]:
