@@ -1,8 +1,8 @@
 """The simulated API server and the statuses a healthy fleet reports."""
 from __future__ import annotations
 
-from modelplane.simulate import health
-from modelplane.simulate.world import World
+from modelplane.simulate import addresses, health
+from modelplane.simulate.world import World, timestamp
 
 
 def _xr(kind: str, name: str, ns: str = "", **spec) -> dict:
@@ -41,20 +41,32 @@ def test_order_puts_what_others_read_first():
     assert [k[0] for k in world.ordered()] == ["InferenceClass", "InferenceCluster", "ModelDeployment", "ModelService"]
 
 
-def test_addresses_come_from_the_documentation_range_one_per_key():
+def test_addresses_come_from_documentation_ranges_without_a_ceiling():
     book = health.AddressBook()
     assert book.address("a") == "203.0.113.10"
     assert book.address("b") == "203.0.113.11"
     assert book.address("a") == "203.0.113.10"
+    assert addresses.nth(244) == "203.0.113.254"
+    assert addresses.nth(245) == "198.18.0.1"
+    assert addresses.nth(245 + 131069) == "198.19.255.254"
+    assert addresses.nth(245 + 131070) == "2001:db8::1"
+    assert len({addresses.nth(n) for n in range(0, 300_000, 7)}) == len(range(0, 300_000, 7))
 
 
-def test_remote_objects_report_what_a_healthy_cluster_would():
-    book = health.AddressBook()
-    job = {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object", "metadata": {"name": "j"},
-           "spec": {"forProvider": {"manifest": {"apiVersion": "batch/v1", "kind": "Job",
-                                                 "metadata": {"name": "j"}}}}}
-    status = health.composed_status(job, "prod-a", book, ready=True)
-    remote = status["atProvider"]["manifest"]["status"]
-    assert {"type": "Complete", "status": "True", "lastTransitionTime": health.TIMESTAMP} in remote["conditions"]
-    unready = health.composed_status(job, "prod-a", book, ready=False)
-    assert unready["conditions"][0]["status"] == "False" and "atProvider" not in unready
+def test_an_update_that_changes_nothing_is_not_a_change():
+    world = World()
+    heard = []
+    world.listeners.append(lambda key, before, after, parent: heard.append((key, before is None, after is None)))
+    key = world.apply(_xr("ModelDeployment", "a", "ns", replicas=1))
+    world.apply(_xr("ModelDeployment", "a", "ns", replicas=1))
+    assert world.set_status(key, {"x": 1}) and not world.set_status(key, {"x": 1})
+    world.delete(key)
+    assert heard == [(key, True, False), (key, False, False), (key, False, True)]
+
+
+def test_only_objects_applied_from_outside_move_the_clock():
+    world = World()
+    parent = world.apply(_xr("ModelDeployment", "a", "ns"))
+    world.apply(_xr("ModelReplica", "a-0-c", "ns"), parent=parent)
+    assert world.clock == 1
+    assert world.xrs[("ModelReplica", "ns", "a-0-c")].obj["metadata"]["creationTimestamp"] == timestamp(1)

@@ -20,12 +20,14 @@ simulate`` reuses with a long-lived ``FunctionPool``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
+
 from modelplane.render import finish
 from modelplane.render.errors import RenderError
 from modelplane.render.fetch import Fetcher, as_struct, selector_from_manifest
@@ -63,6 +65,9 @@ class RenderInputs:
     context: dict[str, Any] = field(default_factory=dict)
     timeout: float = 60.0
     strict_namespace: bool = False
+    # When set, answers every resource selector instead of the lists above
+    # (``modelplane simulate`` answers from its own indexed, cached store).
+    fetch: Callable[[fnv1.ResourceSelector], fnv1.Resources] | None = None
 
 
 @dataclass
@@ -73,6 +78,7 @@ class RenderOutput:
     composed: list[dict]
     results: list[dict]
     context: dict
+    ttl: float | None = None  # the shortest response TTL of the pipeline's steps, in seconds
 
 
 def _data(struct: struct_pb2.Struct) -> dict:
@@ -81,6 +87,13 @@ def _data(struct: struct_pb2.Struct) -> dict:
 
 def _name(obj: dict) -> str:
     return str((obj.get("metadata") or {}).get("name", ""))
+
+
+class _Answer:
+    """A caller's selector answering function in the place of a ``Fetcher``."""
+
+    def __init__(self, fetch: Callable[[fnv1.ResourceSelector], fnv1.Resources]) -> None:
+        self.fetch = fetch
 
 
 @dataclass
@@ -110,6 +123,8 @@ class _Run:
             [*inputs.extra_resources, *inputs.required_resources], strict_namespace=strict, xr_namespace=xr_ns
         )
         self.fetch_required = Fetcher(inputs.required_resources, strict_namespace=strict, xr_namespace=xr_ns)
+        if inputs.fetch is not None:
+            self.fetch_all = self.fetch_required = _Answer(inputs.fetch)  # type: ignore[assignment]
         self.fetch_schemas = SchemaFetcher(inputs.schemas)
         self.names = {_name(fn) for fn in inputs.functions}
         self.observed_by_name: dict[str, dict] = {}
@@ -217,6 +232,7 @@ class _Run:
         context.update(self.inputs.context)
         results: list[dict] = []
         conditions: list[dict] = []
+        ttl: float | None = None
 
         for step in self._pipeline():
             step_name = step.get("step", "")
@@ -236,6 +252,9 @@ class _Run:
             except RenderError as err:
                 raise err.wrap("cannot render composite resource") from None
 
+            if rsp.meta.HasField("ttl"):
+                step_ttl = rsp.meta.ttl.ToTimedelta().total_seconds()
+                ttl = step_ttl if ttl is None else min(ttl, step_ttl)
             desired = fnv1.State()
             desired.CopyFrom(rsp.desired)
             context = rsp.context if rsp.HasField("context") else None
@@ -280,7 +299,7 @@ class _Run:
             "kind": "Context",
             "fields": _data(context) if context is not None else {},
         }
-        return RenderOutput(xr=xr, composed=composed, results=results, context=ctx_doc)
+        return RenderOutput(xr=xr, composed=composed, results=results, context=ctx_doc, ttl=ttl)
 
 
 def render(inputs: RenderInputs, pool: FunctionPool) -> RenderOutput:

@@ -1,35 +1,59 @@
-"""Reconcile a whole fleet until nothing changes.
+"""Reconcile a whole fleet until nothing changes, as a watch-driven control plane would.
 
-One round renders every XR, in ``KIND_ORDER``, through its Composition and
-the real functions over gRPC (``modelplane.render`` with engine-mode
-namespace lookups). After each render the world is updated as the control
-plane would update it:
+A round walks ``KIND_ORDER``; for each kind it renders the XRs that are
+*dirty* — through their Composition and the real functions over gRPC
+(``modelplane.render``, engine-mode namespace lookups) — then applies the
+results as the API server and the controllers would:
 
-- the XR's status becomes what its functions wrote (conditions included);
+- the XR's status becomes what its functions wrote (condition times move
+  only on a transition, at the simulated clock);
 - composed XRs (ModelReplica, ModelEndpoint) are applied as XRs in their own
-  right and reconciled in their turn; ones no longer desired are deleted
-  with everything they composed;
-- other composed resources get the status a healthy cluster would report
-  (``health``), unless named with ``--unready``.
+  right; ones no longer desired are deleted with everything they composed;
+- other composed resources get their controllers' status (``health``); the
+  remote objects of every workload cluster are handed to its physical model
+  (``physical``), which binds pods to devices and earns workloads their
+  status.
 
-The loop stops at the first round that changes nothing (the fixed point) or
-at ``max_rounds``, reporting which XRs kept changing. A FATAL result leaves
-the XR's children as they were and is shown in its conditions, as Crossplane
-would show a ReconcileError.
+An XR is dirty when something its render read has changed since its last
+render: its own spec, metadata or status; an observed composed resource or
+composed XR; a required resource its selectors return (``store.Watches``);
+or the TTL its functions asked for has passed on the simulated clock. The
+fixed point is a round that leaves nothing dirty. XRs of one kind never read
+each other, so a kind's dirty XRs render concurrently (the functions are
+separate processes) against the world as it was when the wave began, and
+their results are applied in name order: the outcome does not depend on
+which render finishes first. ``incremental=False`` renders every XR every
+round and stops at the first round that changes nothing: the reference the
+incremental mode is tested against.
+
+A FATAL result leaves the XR's children as they were and is shown in its
+conditions, as Crossplane would show a ReconcileError.
 """
 from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import functions, paths
-from modelplane.render import FunctionPool, RenderError, RenderInputs, reader, render
-from modelplane.simulate import health
-from modelplane.simulate.world import Key, World, is_xr, key_of
+from modelplane.render import FunctionPool, RenderError, RenderInputs, RenderOutput, reader, render
+from modelplane.simulate import health, nodes
+from modelplane.simulate.physical import Physical, RemoteKey
+from modelplane.simulate.store import Selector, Store, Watches
+from modelplane.simulate.world import KIND_ORDER, Key, World, is_xr, key_of, label
 
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
+# The pipeline context key that carries the simulated clock to the functions (docs/contracts.md).
+NOW_CONTEXT = "modelplane.ai/now"
+REMOTE_APIS = ("kubernetes.m.crossplane.io/", "helm.m.crossplane.io/")
+CLUSTER_KIND = "InferenceCluster"
+CLASS_KIND = "InferenceClass"
 
 
 @dataclass
@@ -37,6 +61,7 @@ class Outcome:
     rounds: int
     converged: bool
     still_changing: list[str] = field(default_factory=list)
+    renders: int = 0
 
 
 def load_compositions(apis: Path = paths.APIS) -> dict[str, dict]:
@@ -59,20 +84,111 @@ def load_functions(path: Path | None = None) -> list[dict]:
     return [d for d in reader.load_all(Path(path).read_text(encoding="utf-8")) if isinstance(d, dict)]
 
 
+def _target(obj: dict, owner: Key) -> str:
+    """The workload cluster a composed resource acts on ('' for the control plane).
+
+    A provider-kubernetes Object always names a cluster's provider config; a
+    Helm Release does when an InferenceCluster composes it (its stack), and
+    targets the control plane when the InferenceGateway does."""
+    api, kind = obj.get("apiVersion", ""), obj.get("kind")
+    pc = ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", "")
+    if api.startswith(REMOTE_APIS[0]) and kind == "Object":
+        return pc
+    if api.startswith(REMOTE_APIS[1]) and kind == "Release" and owner[0] == CLUSTER_KIND:
+        return pc
+    return ""
+
+
+def _remote_key(obj: dict) -> RemoteKey:
+    manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+    meta = manifest.get("metadata") or {}
+    return (manifest.get("kind", ""), meta.get("namespace", ""), meta.get("name", ""))
+
+
+def _stamped(status: dict, now: str) -> dict:
+    """Render writes one fixed time on every condition; a new condition happens now."""
+    for cond in status.get("conditions") or []:
+        cond["lastTransitionTime"] = now
+    return status
+
+
 class Simulator:
     """Drives a ``World`` to its fixed point through the real functions."""
 
     def __init__(self, world: World, pool: FunctionPool, *, compositions: dict[str, dict] | None = None,
-                 functions: list[dict] | None = None, unready: set[str] | None = None, timeout: float = 60.0):
+                 functions: list[dict] | None = None, unready: set[str] | None = None, timeout: float = 60.0,
+                 incremental: bool = True, workers: int = 4,
+                 on_round: Callable[[Simulator, int], None] | None = None,
+                 hardware: dict[str, dict] | None = None):
         self.world = world
         self.pool = pool
         self.compositions = compositions if compositions is not None else load_compositions()
         self.functions = functions if functions is not None else load_functions()
         self.unready = set(unready or ())
         self.timeout = timeout
+        self.incremental = incremental
+        self.workers = max(1, workers)
+        self.on_round = on_round
+        # InferenceClass name -> spec of the devices its pools' nodes really carry, when that is not
+        # what the class says (a what-if: the fleet scheduler reads the class, the nodes do not).
+        self.hardware = dict(hardware or {})
         self.book = health.AddressBook()
+        self.physical = Physical()
+        self.store = Store()
+        self.watches = Watches()
+        self.dirty: set[Key] = set(world.xrs)
+        self.down: set[str] = set()                           # clusters marked not ready
+        self.due: dict[Key, int] = {}                         # XR -> clock second its TTL passes
+        self.renders = 0
+        self.rounds = 0
+        # cluster -> {(owner XR, resource name)} of the Objects and Releases that target it
+        self.targets: dict[str, set[tuple[Key, str]]] = {}
+        self.physics_dirty: set[str] = set()
+        for key, state in world.xrs.items():
+            self.store.put(key, state.obj)
+        for obj in world.others:
+            self.store.put(key_of(obj), obj)
+        world.listeners.append(self._on_change)
 
-    # ----- one XR ------------------------------------------------------------
+    # ----- change tracking ----------------------------------------------------------
+    def mark(self, key: Key | None) -> None:
+        if key is not None and key in self.world.xrs:
+            self.dirty.add(key)
+
+    def _on_change(self, key: Key, before: dict | None, after: dict | None, parent: Key | None) -> None:
+        if after is None:
+            self.store.remove(key, before or {})
+        else:
+            self.store.put(key, after)
+        self.mark(key)
+        self.mark(parent)
+        for reader_key in self.watches.readers(before, after):
+            self.mark(reader_key)
+        if after is None:
+            self.watches.forget(key)
+            self.due.pop(key, None)
+        if key[0] == CLUSTER_KIND:
+            self.physics_dirty.add(key[2])
+            if after is None:
+                self.physical.forget(key[2])
+        elif key[0] == CLASS_KIND:
+            self.physics_dirty.update(self.physical.clusters)
+
+    def set_cluster_ready(self, name: str, ready: bool) -> None:
+        """Take a workload cluster down (its API stops answering) or bring it back."""
+        (self.down.discard if ready else self.down.add)(name)
+        self.physics_dirty.add(name)
+
+    def advance(self, seconds: int) -> None:
+        """Move the simulated clock; XRs whose TTL passed are dirty again."""
+        self.world.clock += seconds
+        for key, due in list(self.due.items()):
+            if due <= self.world.clock:
+                self.mark(key)
+                del self.due[key]
+        self.physics_dirty.update(self.physical.clusters)
+
+    # ----- one XR ------------------------------------------------------------------
     def _observed(self, key: Key) -> list[dict]:
         """Composed resources as Crossplane would observe them."""
         out = []
@@ -86,45 +202,62 @@ class Simulator:
                 out.append(copy.deepcopy(obj))
         return out
 
+    def _inputs(self, key: Key) -> tuple[RenderInputs, list[tuple[Selector, str]]] | str:
+        state = self.world.xrs[key]
+        comp = self.compositions.get(key[0])
+        if comp is None:
+            return f"no Composition for kind {key[0]}"
+        reads: list[tuple[Selector, str]] = []
+        xr_ns = key[1]
+
+        def fetch(sel: fnv1.ResourceSelector) -> fnv1.Resources:
+            s = Selector.of(sel)
+            reads.append((s, xr_ns))
+            return self.store.fetch(s, xr_ns)
+
+        inputs = RenderInputs(
+            xr=copy.deepcopy(state.obj), composition=comp, functions=self.functions,
+            observed=self._observed(key), timeout=self.timeout, strict_namespace=True, fetch=fetch,
+            context={NOW_CONTEXT: self.world.now()},
+        )
+        return inputs, reads
+
+    def _render(self, job: tuple[RenderInputs, list] | str) -> RenderOutput | str:
+        if isinstance(job, str):
+            return job
+        try:
+            return render(job[0], self.pool)
+        except RenderError as err:
+            return str(err)
+
+    def _apply(self, key: Key, reads: list[tuple[Selector, str]], result: RenderOutput | str) -> None:
+        state = self.world.xrs.get(key)
+        if state is None:
+            return
+        self.watches.record(key, reads)
+        if isinstance(result, str):
+            state.fatal = result
+            return
+        state.fatal = None
+        old_status = state.obj.get("status") or {}
+        status = health.restamp(_stamped(result.xr.get("status") or {}, self.world.now()), old_status)
+        self.world.set_status(key, status)
+        if result.ttl:
+            self.due[key] = self.world.clock + int(result.ttl)
+        else:
+            self.due.pop(key, None)
+        self._apply_composed(key, result.composed)
+
     def _ready(self, name: str, obj: dict) -> bool:
         meta = obj.get("metadata") or {}
         return name not in self.unready and meta.get("name") not in self.unready
 
-    def _where(self, obj: dict) -> str:
-        ref = ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name")
-        return ref or "control-plane"
-
-    def reconcile(self, key: Key) -> None:
-        state = self.world.xrs.get(key)
-        if state is None:
-            return
-        comp = self.compositions.get(key[0])
-        if comp is None:
-            state.fatal = f"no Composition for kind {key[0]}"
-            return
-        inputs = RenderInputs(
-            xr=copy.deepcopy(state.obj),
-            composition=comp,
-            functions=self.functions,
-            observed=self._observed(key),
-            required_resources=self.world.candidates(),
-            timeout=self.timeout,
-            strict_namespace=True,
-        )
-        try:
-            out = render(inputs, self.pool)
-        except RenderError as err:
-            state.fatal = str(err)
-            return
-        state.fatal = None
-        status = (out.xr.get("status") or {})
-        state.obj["status"] = status
-        self._apply_composed(key, out.composed)
-
     def _apply_composed(self, key: Key, composed: list[dict]) -> None:
         state = self.world.xrs[key]
         uid = (state.obj.get("metadata") or {}).get("uid", "")
+        old = state.composed
         new: dict[str, dict] = {}
+        children: list[dict] = []
         for obj in composed:
             meta = obj.setdefault("metadata", {})
             name = (meta.get("annotations") or {}).get(RESOURCE_NAME, "")
@@ -133,35 +266,191 @@ class Simulator:
                 suffix = hashlib.sha256(f"{uid}/{name}".encode()).hexdigest()[:5]
                 meta["name"] = meta.pop("generateName", "x-") + suffix
             if is_xr(obj):
-                child = copy.deepcopy(obj)
-                child.pop("status", None)
-                self.world.apply(child, parent=key)
+                children.append(obj)
                 new[name] = obj
                 continue
-            obj["status"] = health.composed_status(obj, self._where(obj), self.book, self._ready(name, obj))
+            previous = old.get(name)
+            target = _target(obj, key)
+            if target:
+                self._retarget(key, name, previous, target)
+                # The cluster's controllers report on it after its physical model settles.
+                obj["status"] = copy.deepcopy((previous or {}).get("status") or {})
+            else:
+                place = health.Place("control-plane", self.world.now(), self.book)
+                status = health.composed_status(obj, place, ready=self._ready(name, obj))
+                obj["status"] = health.restamp(status, (previous or {}).get("status"))
+            if target and (previous is None or _without_status(previous) != _without_status(obj)):
+                self.physics_dirty.add(target)
             new[name] = obj
-        for name, old in state.composed.items():
-            if name not in new and is_xr(old):
-                self.world.delete(key_of(old))
+        for name, gone in old.items():
+            if name not in new:
+                if is_xr(gone):
+                    self.world.delete(key_of(gone))
+                target = _target(gone, key)
+                if target:
+                    self.targets.get(target, set()).discard((key, name))
+                    self.physics_dirty.add(target)
+        changed = new != old
         state.composed = new
+        if changed and key[0] == CLUSTER_KIND:
+            self.physics_dirty.add(key[2])  # a node pool may have come up
+        for child in children:
+            body = copy.deepcopy(child)
+            body.pop("status", None)
+            self.world.apply(body, parent=key)
+        if changed:
+            self.mark(key)
 
-    # ----- the loop -----------------------------------------------------------
+    def _retarget(self, key: Key, name: str, previous: dict | None, target: str) -> None:
+        before = _target(previous, key) if previous else ""
+        if before and before != target:
+            self.targets.get(before, set()).discard((key, name))
+            self.physics_dirty.add(before)
+        self.targets.setdefault(target, set()).add((key, name))
+
+    # ----- the physical clusters --------------------------------------------------------
+    def _hardware(self, cluster: str) -> tuple[nodes.Hardware, str] | None:
+        state = self.world.xrs.get((CLUSTER_KIND, "", cluster))
+        if state is None:
+            return None
+        used = {p.get("class", "") for p in (state.obj.get("spec") or {}).get("nodePools") or []}
+        classes = {}
+        for name in used:
+            cls = self.world.xrs.get((CLASS_KIND, "", name))
+            if name in self.hardware:
+                classes[name] = self.hardware[name]
+            elif cls is not None:
+                classes[name] = cls.obj.get("spec") or {}
+        ready = _ready_pools(state.composed)
+        key = nodes.fingerprint(state.obj, classes, ready)
+        try:
+            return nodes.build(state.obj, classes, ready), key
+        except Exception as err:  # noqa: BLE001 - a cluster the lab builders refuse has no hardware
+            return nodes.Hardware(), f"{key}/{type(err).__name__}"
+
+    def _physics(self) -> None:
+        while self.physics_dirty:
+            cluster = min(self.physics_dirty)
+            self.physics_dirty.discard(cluster)
+            self._sync(cluster)
+
+    def _sync(self, cluster: str) -> None:
+        now = self.world.now()
+        members = sorted(self.targets.get(cluster, ()))
+        objs: list[tuple[Key, str, dict]] = []
+        for owner, name in members:
+            state = self.world.xrs.get(owner)
+            obj = state.composed.get(name) if state else None
+            if obj is not None and _target(obj, owner) == cluster:
+                objs.append((owner, name, obj))
+        manifests: dict[RemoteKey, dict] = {}
+        for _, _, obj in objs:
+            if obj.get("kind") == "Object":
+                manifests[_remote_key(obj)] = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        hw = self._hardware(cluster)
+        reachable: str | None = None
+        if hw is None:
+            reachable = f"ClusterProviderConfig {cluster} does not exist (no InferenceCluster {cluster})"
+            self.physical.forget(cluster)
+            wc = None
+        else:
+            wc = self.physical.sync(cluster, hw[0], hw[1], manifests, now)
+            if cluster in self.down:
+                reachable = f"cluster {cluster} is marked not ready"
+        place = health.Place(
+            cluster, now, self.book,
+            workload=(lambda kind, ns, name: wc.status((kind, ns, name), now)) if wc else (lambda *_: None),
+            generation=(lambda kind, ns, name: wc.generation((kind, ns, name))) if wc else (lambda *_: 1),
+            has=lambda kind, ns, name: (kind, ns, name) in manifests,
+        )
+        for owner, name, obj in objs:
+            previous = obj.get("status") or {}
+            observed = None
+            if obj.get("kind") == "Object" and reachable is None:
+                observed = health.observed_remote(((obj.get("spec") or {}).get("forProvider") or {})
+                                                  .get("manifest") or {}, place)
+            status = health.composed_status(obj, place, ready=self._ready(name, obj), unreachable=reachable,
+                                            observed=observed, previous=previous)
+            status = health.restamp(status, previous)
+            if status != previous:
+                state = self.world.xrs[owner]
+                state.composed = {**state.composed, name: {**obj, "status": status}}
+                self.mark(owner)
+
+    # ----- the loop -------------------------------------------------------------------------
+    def _wave(self, kind: str, executor: ThreadPoolExecutor | None) -> None:
+        keys = [k for k in self.world.ordered() if k[0] == kind and (not self.incremental or k in self.dirty)]
+        self.dirty.difference_update(keys)
+        jobs = [self._inputs(k) for k in keys]
+        if executor is not None and len(jobs) > 1:
+            results = list(executor.map(self._render, jobs))
+        else:
+            results = [self._render(j) for j in jobs]
+        self.renders += sum(1 for j in jobs if not isinstance(j, str))
+        for key, job, result in zip(keys, jobs, results):
+            self._apply(key, job[1] if not isinstance(job, str) else [], result)
+        self._physics()
+
+    def round(self, executor: ThreadPoolExecutor | None = None) -> None:
+        for kind in KIND_ORDER:
+            self._wave(kind, executor)
+        self._physics()
+        self.rounds += 1
+        if self.on_round is not None:
+            self.on_round(self, self.rounds)
+
     def run(self, max_rounds: int = 30) -> Outcome:
-        before = self.world.snapshot()
-        for n in range(1, max_rounds + 1):
-            for key in self.world.ordered():
-                self.reconcile(key)
-            after = self.world.snapshot()
-            if after == before:
-                return Outcome(rounds=n, converged=True)
-            changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-            before = after
-        return Outcome(rounds=max_rounds, converged=False, still_changing=changed)
+        """Reconcile until the fixed point, or give up after ``max_rounds`` more rounds."""
+        self._physics()
+        executor = ThreadPoolExecutor(self.workers) if self.workers > 1 else None
+        start = self.rounds
+        try:
+            before = self.world.snapshot() if not self.incremental else None
+            for n in range(1, max_rounds + 1):
+                self.round(executor)
+                if self.incremental:
+                    if not self.dirty:
+                        return Outcome(rounds=n, converged=True, renders=self.renders)
+                    continue
+                after = self.world.snapshot()
+                if after == before:
+                    self.dirty.clear()
+                    return Outcome(rounds=n, converged=True, renders=self.renders)
+                before = after
+            changing = sorted(label(k) for k in self.dirty) if self.incremental else sorted(
+                k for k in set(before or {}) | set(after) if (before or {}).get(k) != after.get(k))
+            return Outcome(rounds=self.rounds - start, converged=False, still_changing=changing, renders=self.renders)
+        finally:
+            if executor is not None:
+                executor.shutdown()
+
+
+def _without_status(obj: dict) -> dict:
+    return {k: v for k, v in obj.items() if k != "status"}
+
+
+def _ready_pools(composed: dict[str, dict]) -> set[str] | None:
+    """Pools whose node pool resource reports Ready; None when the cluster composes none (Existing)."""
+    pools = {name.removeprefix("nodepool-"): obj for name, obj in composed.items() if name.startswith("nodepool-")}
+    if not pools:
+        return None
+    return {p for p, obj in pools.items()
+            if any(c.get("type") == "Ready" and c.get("status") == "True"
+                   for c in (obj.get("status") or {}).get("conditions") or [])}
 
 
 def simulate_dir(directory: Path, *, unready: set[str] | None = None, max_rounds: int = 30,
-                 pool: FunctionPool | None = None) -> tuple[World, Outcome]:
+                 pool: FunctionPool | None = None, incremental: bool = True) -> tuple[World, Outcome]:
     """Load every manifest under ``directory`` and reconcile to the fixed point."""
+    world, outcome, _ = simulate(directory, unready=unready, max_rounds=max_rounds, pool=pool,
+                                 incremental=incremental)
+    return world, outcome
+
+
+def simulate(directory: Path, *, unready: set[str] | None = None, max_rounds: int = 30,
+             pool: FunctionPool | None = None, incremental: bool = True,
+             **options: Any) -> tuple[World, Outcome, Simulator]:
+    """``simulate_dir``, also returning the Simulator (its physical clusters, clock, ...)."""
     from modelplane.simulate.world import load_dir
 
     xrs, others = load_dir(directory)
@@ -171,11 +460,12 @@ def simulate_dir(directory: Path, *, unready: set[str] | None = None, max_rounds
     own = pool is None
     pool = pool or FunctionPool()
     try:
-        outcome = Simulator(world, pool, unready=unready).run(max_rounds=max_rounds)
+        sim = Simulator(world, pool, unready=unready, incremental=incremental, **options)
+        outcome = sim.run(max_rounds=max_rounds)
     finally:
         if own:
             pool.close()
-    return world, outcome
+    return world, outcome, sim
 
 
-__all__ = ["Outcome", "Simulator", "simulate_dir"]
+__all__ = ["Outcome", "Simulator", "simulate", "simulate_dir"]
