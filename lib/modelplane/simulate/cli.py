@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from modelplane.render import RenderError
+from modelplane.errors import InputError
+from modelplane.render import RenderError, reader
 from modelplane.simulate import report
-from modelplane.simulate.loop import simulate_dir
+from modelplane.simulate.loop import simulate
 
-VIEWS = ("placements", "conditions", "resources", "all")
+VIEWS = ("placements", "conditions", "capacity", "resources", "all")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -20,11 +21,32 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("directory", metavar="DIR", type=Path, help="manifests: classes, clusters, gateway, models")
     p.add_argument("--show", choices=VIEWS, default="placements",
-                   help="what to print (default: placements; 'resources' prints a YAML stream)")
+                   help="what to print (default: placements; 'capacity': devices used per pool and every "
+                        "Pending pod with its reason; 'resources' prints a YAML stream)")
     p.add_argument("--unready", action="append", default=[], metavar="NAME",
                    help="leave the composed resource NAME (resource or metadata name) unready; repeatable")
+    p.add_argument("--hardware", type=Path, metavar="FILE",
+                   help="InferenceClasses describing the devices nodes really carry: pools naming one of these "
+                        "classes get its devices in the physical model, while the fleet scheduler still reads the "
+                        "class under DIR (what if a class is wrong?)")
     p.add_argument("--max-rounds", type=int, default=30, metavar="N", help="give up after N rounds (default 30)")
     return p
+
+
+def load_hardware(path: Path) -> dict[str, dict]:
+    """InferenceClass name -> spec, from every InferenceClass in ``path``."""
+    if not path.is_file():
+        raise InputError("--hardware", f"{path} is not a file; give a YAML file of InferenceClasses")
+    out = {}
+    for doc in reader.load_all(path.read_text(encoding="utf-8")):
+        if isinstance(doc, dict) and doc.get("kind") == "InferenceClass":
+            name = (doc.get("metadata") or {}).get("name")
+            if not name:
+                raise InputError("--hardware", f"{path}: an InferenceClass without metadata.name; name the class it replaces")
+            out[name] = doc.get("spec") or {}
+    if not out:
+        raise InputError("--hardware", f"{path} holds no InferenceClass; list the classes whose real devices differ")
+    return out
 
 
 def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -34,8 +56,10 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         print(f"modelplane simulate: {args.directory}: not a directory", file=err)
         return 2
     try:
-        world, outcome = simulate_dir(args.directory, unready=set(args.unready), max_rounds=args.max_rounds)
-    except RenderError as e:
+        hardware = load_hardware(args.hardware) if args.hardware else None
+        world, outcome, sim = simulate(args.directory, unready=set(args.unready), max_rounds=args.max_rounds,
+                                       hardware=hardware)
+    except (RenderError, InputError) as e:
         print(f"modelplane simulate: {e}", file=err)
         return 1
     if args.show == "resources":
@@ -50,6 +74,9 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         if args.show in ("conditions", "all"):
             print(file=out)
             print("\n".join(report.conditions(world)), file=out)
+        if args.show in ("capacity", "all"):
+            print(file=out)
+            print("\n".join(report.capacity(sim.physical)), file=out)
         if args.show == "all":
             print(file=out)
             out.write(report.resources(world))

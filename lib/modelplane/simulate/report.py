@@ -1,11 +1,13 @@
-"""What ``modelplane simulate`` prints: placements, conditions, resources.
+"""What ``modelplane simulate`` prints: placements, conditions, capacity, resources.
 
-Each view is a pure function of the world, so tests compare lines.
+Each view is a pure function of the world (capacity: of the physical
+clusters), so tests compare lines.
 """
 from __future__ import annotations
 
 from modelplane import conditions as C
 from modelplane.render import yamlout
+from modelplane.simulate.physical import Physical
 from modelplane.simulate.world import World, label
 
 
@@ -73,6 +75,21 @@ def placements(world: World) -> list[str]:
             notes.append(f"{ns}/{name}: {scheduled.get('message', '')}")
     lines = _table(["DEPLOYMENT", "REPLICA", "CLUSTER", "POOLS", "DEVICES", "ENDPOINT"], rows)
     return lines + [f"  {n}" for n in notes]
+
+
+def capacity(physical: Physical) -> list[str]:
+    """Devices used / total per cluster and pool, then every Pending pod with its reason."""
+    rows = []
+    pending = []
+    for name, cluster in sorted(physical.clusters.items()):
+        for use in cluster.capacity():
+            rows.append([name, use.pool, f"{use.used}/{use.total}"])
+        for p in cluster.pending():
+            pending.append([name, p.owner, p.pod, p.reason])
+    lines = _table(["CLUSTER", "POOL", "DEVICES USED"], rows)
+    if not pending:
+        return [*lines, "", "No Pending pods."]
+    return [*lines, "", *_table(["CLUSTER", "WORKLOAD", "PENDING POD", "REASON"], pending)]
 
 
 def services(world: World) -> list[str]:
