@@ -166,8 +166,10 @@ def _start_cluster(rec: _Recorder, fleet: F.Fleet, cluster: F.Cluster, index: in
     _spawn(rec, cluster.name, "kwok", C.kwok(tools.find("kwok"), kubeconfig, kwok_port, stages, node_ip), d,
            port=kwok_port)
 
+    t = time.monotonic()
     install.install_crds(client, [*crds, C.disaggregatedset_stub()],
                          timeout=max(deadline - time.monotonic(), 1.0))
+    say(f"{cluster.name}: CRDs established ({time.monotonic() - t:.1f} s)")
     hook_port, health_port = free_port(), free_port()
     certs = d / "lws-certs"
     pair = ca.issue("lws-webhook", ips=("127.0.0.1",), dns=("localhost",), server=True)
@@ -183,8 +185,10 @@ def _start_cluster(rec: _Recorder, fleet: F.Fleet, cluster: F.Cluster, index: in
     secret.write_text(C.dump_all([F.kubeconfig_secret(cluster, kubeconfig.read_text())]))
     rec.cluster(ClusterInfo(name=cluster.name, server=api.url, kubeconfig=str(kubeconfig), secret=str(secret),
                             secret_ref=dict(cluster.secret_ref), node_ip=node_ip))
+    t = time.monotonic()
     _wait_ready(rec.state, cluster, client, deadline)
-    say(f"{cluster.name}: ready ({sum(p.node_count for p in cluster.pools)} nodes)")
+    say(f"{cluster.name}: ready: {sum(p.node_count for p in cluster.pools)} nodes, controllers healthy "
+        f"({time.monotonic() - t:.1f} s after the lab objects)")
 
 
 def _spawn(rec: _Recorder, cluster: str, name: str, argv: list[str], d: Path, *, port: int = 0,

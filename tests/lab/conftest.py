@@ -1,0 +1,54 @@
+"""The lab tests' shared lab: one set of workload clusters per pytest run, torn down after.
+
+The process tests are marked ``lab`` (and ``slow``, so ``make test`` stays quick):
+``make lab-test`` runs them, and they skip with one reason when `make tools` has
+not built the upstream programs (under MODELPLANE_REQUIRE_TOOLS=1 they fail instead).
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from modelplane import paths
+from modelplane.lab import runner
+
+from tests.upstream.need import tool
+
+HERE = Path(__file__).resolve().parent
+SOLO = HERE / "fleets" / "solo"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "lab: starts lab workload clusters from the tool cache (make lab-test)")
+
+
+def need_tools() -> None:
+    tool(*runner.TOOLS)
+
+
+def fleet_dir(target: Path) -> Path:
+    """Every cluster the lab tests use: the example fleet's three and the solo cluster."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("inference-classes.yaml", "cluster-existing.yaml", "cluster-gke.yaml", "cluster-eks.yaml"):
+        shutil.copy(paths.EXAMPLES / "fleet" / name, target / name)
+    shutil.copy(SOLO / "cluster.yaml", target / "solo-cluster.yaml")
+    return target
+
+
+@pytest.fixture(scope="session")
+def lab(request):
+    """The running lab's state (4 clusters); its folder is kept when a test failed."""
+    need_tools()
+    root = Path(tempfile.mkdtemp(prefix="modelplane-lab-"))
+    failed_before = request.session.testsfailed
+    state = runner.up(fleet_dir(root / "fleet"), root / "state")
+    try:
+        yield state
+    finally:
+        runner.down(root / "state")
+        if request.session.testsfailed > failed_before:
+            print(f"\nlab logs kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
