@@ -79,6 +79,38 @@ def test_every_composed_resource_is_schema_valid(fleet):
     assert checked > 100
 
 
+def test_every_status_simulate_writes_passes_its_schema(fleet):
+    """Statuses included: every composed resource, the remote object each Object observed, every XR."""
+    world, _ = fleet
+    upstream = UpstreamSchemas.load()
+    ours = Validator.from_paths([paths.APIS])
+    problems: list[str] = []
+    checked: set[tuple[str, str]] = set()
+    with_status = 0
+    for key, state in sorted(world.xrs.items()):
+        problems += [str(f) for f in ours.validate_document(state.obj)]
+        for name, obj in sorted(state.composed.items()):
+            if obj.get("apiVersion", "").startswith("modelplane.ai/"):
+                continue  # a composed XR: validated above as the XR it is
+            problems += [f"{key} {name}: {e}" for e in upstream.validate(obj)]
+            checked.add((obj["apiVersion"], obj["kind"]))
+            with_status += "status" in obj
+            remote = ((obj.get("status") or {}).get("atProvider") or {}).get("manifest")
+            if obj["kind"] == "Object" and remote:
+                problems += [f"{key} {name} (remote): {e}" for e in upstream.validate(remote)]
+                checked.add((remote["apiVersion"], remote["kind"]))
+                with_status += "status" in remote
+    assert problems == []
+    # Every kind with a status of its own was seen with one: workloads, Gateway API, Envoy, managed resources.
+    for kind in [("apps/v1", "Deployment"), ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"), ("batch/v1", "Job"),
+                 ("gateway.networking.k8s.io/v1", "Gateway"), ("gateway.networking.k8s.io/v1", "GatewayClass"),
+                 ("gateway.networking.k8s.io/v1", "HTTPRoute"), ("gateway.envoyproxy.io/v1alpha1", "Backend"),
+                 ("inference.networking.k8s.io/v1", "InferencePool"), ("v1", "PersistentVolumeClaim"),
+                 ("helm.m.crossplane.io/v1beta1", "Release"), ("kubernetes.m.crossplane.io/v1alpha1", "Object")]:
+        assert kind in checked, kind
+    assert with_status > 150
+
+
 def test_an_unready_cache_job_keeps_the_gang_unplaced_and_says_why(pool):
     world, outcome = simulate_dir(FLEET, pool=pool, unready={"modelcache-qwen3-coder-onprem-west-job-9d34f82f"})
     assert outcome.converged

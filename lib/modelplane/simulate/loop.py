@@ -271,14 +271,17 @@ class Simulator:
                 continue
             previous = old.get(name)
             target = _target(obj, key)
+            obj.pop("status", None)
             if target:
                 self._retarget(key, name, previous, target)
                 # The cluster's controllers report on it after its physical model settles.
-                obj["status"] = copy.deepcopy((previous or {}).get("status") or {})
+                status = copy.deepcopy((previous or {}).get("status") or {})
             else:
                 place = health.Place("control-plane", self.world.now(), self.book)
                 status = health.composed_status(obj, place, ready=self._ready(name, obj))
-                obj["status"] = health.restamp(status, (previous or {}).get("status"))
+                status = health.restamp(status, (previous or {}).get("status"))
+            if status:  # a kind without a status (an HTTPRouteFilter) gets none
+                obj["status"] = status
             if target and (previous is None or _without_status(previous) != _without_status(obj)):
                 self.physics_dirty.add(target)
             new[name] = obj
@@ -374,7 +377,7 @@ class Simulator:
             status = health.restamp(status, previous)
             if status != previous:
                 state = self.world.xrs[owner]
-                state.composed = {**state.composed, name: {**obj, "status": status}}
+                state.composed = {**state.composed, name: {**_without_status(obj), **({"status": status} if status else {})}}
                 self.mark(owner)
 
     # ----- the loop -------------------------------------------------------------------------
