@@ -32,16 +32,38 @@ def test_every_dependency_has_a_lab_route():
         if dep["kind"] == "Function":
             assert (paths.FUNCTIONS / name / "package" / "crossplane.yaml").is_file(), path
         else:
-            assert path in packages.BUILT_PROVIDERS or path in packages.STANDINS, path
+            assert path in packages.BUILT_PROVIDERS or packages.is_standin(path), path
 
 
-def test_standin_crds_are_vendored_and_each_belongs_to_one_package():
-    seen = {}
-    for path, files in packages.STANDINS.items():
+def test_standin_crds_follow_upjet_layout_and_each_crd_belongs_to_one_package():
+    deps = [d["package"] for d in packages.dependencies(_crossplane_yaml())]
+    crds = packages.standin_crds(deps)
+    seen: dict[str, str] = {}
+    for path, files in crds.items():
         for rel in files:
             assert (paths.crds_dir() / rel).is_file(), rel
             assert rel not in seen, f"{rel} in {seen.get(rel)} and {path}"
             seen[rel] = path
+    eks = crds["xpkg.upbound.io/upbound/provider-aws-eks"]
+    assert "provider-upjet-aws/eks.aws.m.upbound.io_clusters.yaml" in eks
+    assert all(f.startswith(("provider-upjet-aws/eks.", "provider-upjet-aws/aws.m.")) for f in eks)
+
+
+def test_standin_provider_configs_go_to_the_family_package_when_there_is_one(tmp_path):
+    for cloud, files in (("gcp", ("container.gcp.m.upbound.io_clusters.yaml", "gcp.m.upbound.io_providerconfigs.yaml")),):
+        folder = tmp_path / f"provider-upjet-{cloud}"
+        folder.mkdir()
+        for f in files:
+            (folder / f).write_text("{}")
+    without = packages.standin_crds(["xpkg.upbound.io/upbound/provider-gcp-container"], tmp_path)
+    assert without["xpkg.upbound.io/upbound/provider-gcp-container"] == [
+        "provider-upjet-gcp/container.gcp.m.upbound.io_clusters.yaml", "provider-upjet-gcp/gcp.m.upbound.io_providerconfigs.yaml"]
+    with_family = packages.standin_crds(["xpkg.upbound.io/upbound/provider-gcp-container",
+                                         "xpkg.upbound.io/upbound/provider-family-gcp"], tmp_path)
+    assert with_family["xpkg.upbound.io/upbound/provider-family-gcp"] == [
+        "provider-upjet-gcp/gcp.m.upbound.io_providerconfigs.yaml"]
+    assert with_family["xpkg.upbound.io/upbound/provider-gcp-container"] == [
+        "provider-upjet-gcp/container.gcp.m.upbound.io_clusters.yaml"]
 
 
 def test_floor_reads_the_minimum_and_names_the_field_otherwise():
@@ -59,13 +81,15 @@ def test_stage_configuration_holds_only_the_package(tmp_path):
 
 
 def test_standin_package_says_what_it_is(tmp_path):
+    crds = packages.standin_crds(["xpkg.upbound.io/upbound/provider-aws-iam"])
     root = packages.stage_standin("xpkg.upbound.io/upbound/provider-aws-iam",
-                                  packages.STANDINS["xpkg.upbound.io/upbound/provider-aws-iam"], tmp_path / "iam")
+                                  crds["xpkg.upbound.io/upbound/provider-aws-iam"], tmp_path / "iam")
     meta = yaml.safe_load((root / "crossplane.yaml").read_text())
     assert meta["kind"] == "Provider" and meta["metadata"]["name"] == "provider-aws-iam"
     assert meta["metadata"]["annotations"][packages.STANDIN_ANNOTATION] == "true"
     assert sorted(p.name for p in root.glob("*.yaml")) == [
-        "crossplane.yaml", "iam.aws.m.upbound.io_rolepolicyattachments.yaml", "iam.aws.m.upbound.io_roles.yaml"]
+        "aws.m.upbound.io_clusterproviderconfigs.yaml", "aws.m.upbound.io_providerconfigs.yaml", "crossplane.yaml",
+        "iam.aws.m.upbound.io_rolepolicyattachments.yaml", "iam.aws.m.upbound.io_roles.yaml"]
 
 
 def test_image_configs_rewrite_both_registries_below_the_local_one():

@@ -221,7 +221,7 @@ def _standin(client: Client, key: str) -> bool:
         return False
     p = _get(client, f"/apis/pkg.crossplane.io/v1/providers/{name}")
     src = (p.get("spec") or {}).get("package", "")
-    return any(src.startswith(s) for s in packages.STANDINS)
+    return packages.is_standin(src)
 
 
 def kubeconfig_secret(name: str, namespace: str, kubeconfig: Path) -> dict:

@@ -38,36 +38,9 @@ BUILT_PROVIDERS = {
     "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes": "provider-kubernetes",
     "xpkg.crossplane.io/crossplane-contrib/provider-helm": "provider-helm",
 }
-# Stand-ins: package path -> vendored CRD files (schemas/upstream/...). A CRD belongs to one
-# package, so each cloud's ProviderConfig kinds ride with its first stand-in (upstream they
-# come from the provider family package, a dependency these stand-ins do not declare).
-STANDINS = {
-    "xpkg.upbound.io/upbound/provider-gcp-container": (
-        "provider-upjet-gcp/container.gcp.m.upbound.io_clusters.yaml",
-        "provider-upjet-gcp/container.gcp.m.upbound.io_nodepools.yaml",
-        "provider-upjet-gcp/gcp.m.upbound.io_clusterproviderconfigs.yaml",
-        "provider-upjet-gcp/gcp.m.upbound.io_providerconfigs.yaml",
-    ),
-    "xpkg.upbound.io/upbound/provider-gcp-cloudplatform": (
-        "provider-upjet-gcp/cloudplatform.gcp.m.upbound.io_projectservices.yaml",
-    ),
-    "xpkg.upbound.io/upbound/provider-gcp-filestore": (
-        "provider-upjet-gcp/filestore.gcp.m.upbound.io_instances.yaml",
-    ),
-    "xpkg.upbound.io/upbound/provider-aws-eks": (
-        "provider-upjet-aws/eks.aws.m.upbound.io_addons.yaml",
-        "provider-upjet-aws/eks.aws.m.upbound.io_clusterauths.yaml",
-        "provider-upjet-aws/eks.aws.m.upbound.io_clusters.yaml",
-        "provider-upjet-aws/eks.aws.m.upbound.io_nodegroups.yaml",
-        "provider-upjet-aws/aws.m.upbound.io_clusterproviderconfigs.yaml",
-        "provider-upjet-aws/aws.m.upbound.io_providerconfigs.yaml",
-    ),
-    "xpkg.upbound.io/upbound/provider-aws-iam": (
-        "provider-upjet-aws/iam.aws.m.upbound.io_roles.yaml",
-        "provider-upjet-aws/iam.aws.m.upbound.io_rolepolicyattachments.yaml",
-    ),
-    "xpkg.upbound.io/upbound/provider-aws-ec2": (),
-}
+# Cloud providers have no source here: a dependency under this prefix gets a stand-in.
+STANDIN_PREFIX = "xpkg.upbound.io/upbound/"
+_UPJET = re.compile(r"^provider-(?:(family)-(?P<fcloud>[a-z]+)|(?P<cloud>[a-z]+)-(?P<service>[a-z0-9]+))$")
 STANDIN_ANNOTATION = "modelplane.ai/lab-stand-in"
 _FLOOR = re.compile(r"^\s*>=\s*(v\d+\.\d+\.\d+)\s*$")
 
@@ -122,6 +95,40 @@ def standin_meta(path: str) -> dict:
     }
 
 
+def is_standin(path: str) -> bool:
+    return path.startswith(STANDIN_PREFIX)
+
+
+def standin_crds(package_paths: Iterable[str], vendored: Path | None = None) -> dict[str, list[str]]:
+    """Vendored CRD files (relative to schemas/upstream) for each stand-in provider package.
+
+    Upjet's layout: ``provider-<cloud>-<service>`` serves ``<service>.<cloud>.m.upbound.io``;
+    ``provider-family-<cloud>`` serves the ProviderConfig kinds (``<cloud>.m.upbound.io``).
+    Without a family package among the dependencies, the ProviderConfig kinds ride with the
+    cloud's first service package (a CRD belongs to exactly one package)."""
+    vendored = vendored or paths.crds_dir()
+    out: dict[str, list[str]] = {}
+    config_home: dict[str, str] = {}
+    wanted = [p for p in package_paths if is_standin(p)]
+    for path in wanted:
+        m = _UPJET.match(path.rsplit("/", 1)[1])
+        if not m:
+            raise ValueError(f"crossplane.yaml dependsOn {path}: not an Upjet provider name the lab can stand in for")
+        cloud = m.group("fcloud") or m.group("cloud")
+        folder = vendored / f"provider-upjet-{cloud}"
+        if m.group("fcloud"):
+            config_home[cloud] = path
+            out[path] = []
+            continue
+        config_home.setdefault(cloud, path)
+        group = f"{m.group('service')}.{cloud}.m.upbound.io_"
+        out[path] = sorted(f"{folder.name}/{f.name}" for f in folder.glob(f"{group}*.yaml"))
+    for cloud, path in config_home.items():
+        folder = vendored / f"provider-upjet-{cloud}"
+        out[path] += sorted(f"{folder.name}/{f.name}" for f in folder.glob(f"{cloud}.m.upbound.io_*.yaml"))
+    return out
+
+
 def stage_standin(path: str, crds: Iterable[str], dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "crossplane.yaml").write_text(yaml.safe_dump(standin_meta(path), sort_keys=False))
@@ -135,6 +142,7 @@ def plan(workdir: Path) -> list[Package]:
     cfg = yaml.safe_load((paths.ROOT / "crossplane.yaml").read_text())
     version = "v" + _project_version()
     out = [Package("Configuration", CONFIGURATION, version, stage_configuration(workdir / "modelplane"))]
+    standins = standin_crds(d["package"] for d in dependencies(cfg))
     for dep in dependencies(cfg):
         path, kind = dep["package"], dep["kind"]
         where = f"crossplane.yaml dependsOn {path}"
@@ -148,9 +156,9 @@ def plan(workdir: Path) -> list[Package]:
             tool = BUILT_PROVIDERS[path]
             root = _copy(upstream.source(tool, "package"), workdir / name)
             out.append(Package(kind, path, upstream.version(tool), root))
-        elif path in STANDINS:
+        elif is_standin(path):
             out.append(Package(kind, path, floor(dep.get("version", ""), where),
-                               stage_standin(path, STANDINS[path], workdir / name), standin=True))
+                               stage_standin(path, standins[path], workdir / name), standin=True))
         else:
             raise ValueError(f"{where}: the lab has neither a build nor a stand-in for it "
                              f"(add it to modelplane.e2e.packages)")
