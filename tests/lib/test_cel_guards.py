@@ -111,12 +111,12 @@ ADVERSARIAL = {
 @pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
 def test_scanning_is_linear(text: str) -> None:
     # A backtracking scan took seconds on inputs like these; a linear one takes milliseconds.
-    start = time.monotonic()
+    start = time.thread_time()  # CPU time: a loaded machine must not fail a linear scan
     try:
         guards.check(text[: guards.MAX_BYTES], guards.LIMITS["kubernetes"])
     except cel.CELRejected:
         pass
-    assert time.monotonic() - start < 0.5
+    assert time.thread_time() - start < 0.5
 
 
 def test_match_reports_a_rejection_as_no_match_with_reason() -> None:

@@ -44,20 +44,23 @@ def device() -> cel.Device:
 
 
 def detonate(expr: str) -> tuple[float, str]:
-    """Compile and evaluate ``expr`` once; (milliseconds, outcome)."""
-    start = time.perf_counter()
+    """Compile and evaluate ``expr`` once; (CPU milliseconds of this thread, outcome).
+
+    CPU time, not wall time: the bound is about the work a bomb can cause, and
+    a loaded machine must not make an honest evaluation look like a bomb."""
+    start = time.thread_time()
     try:
         program = cel.compile(expr)
     except cel.CELRejected as err:
-        return (time.perf_counter() - start) * 1000, f"rejected before evaluation: {err}"
+        return (time.thread_time() - start) * 1000, f"rejected before evaluation: {err}"
     except cel.CELError as err:
-        return (time.perf_counter() - start) * 1000, f"compile error: {err}"
+        return (time.thread_time() - start) * 1000, f"compile error: {err}"
     try:
         program.evaluate(device().activation())
         outcome = "evaluated"
     except cel.CELError as err:
         outcome = f"stopped: {err}"
-    return (time.perf_counter() - start) * 1000, outcome
+    return (time.thread_time() - start) * 1000, outcome
 
 
 @pytest.mark.parametrize("bomb", BOMBS, ids=lambda b: b.name)
@@ -93,9 +96,9 @@ def test_bomb_as_deployment_selector_is_refused_without_stalling(case):
     require_function(DEPLOYMENT)
     xr = deployment_with(case.bomb.expr(next(_nonce)))
     required = converged_required(deployment_with("true"))
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time of the in-process call: load-independent
     rsp = support.run(DEPLOYMENT, support.request(xr, required=required))
-    elapsed = time.perf_counter() - start
+    elapsed = time.thread_time() - start
     report(f"cel-bomb-deployment-{case.bomb.name}", {"bomb": case.bomb.name, "ms": round(elapsed * 1000, 2),
                                                      "fatal": support.fatal(rsp)})
     message = support.fatal(rsp)
@@ -125,6 +128,8 @@ def measure(address: str, n: int) -> list[float]:
     return out
 
 
+# Latency under load is a speed figure, so it runs with the soak (make soak), not make test.
+@pytest.mark.slow
 def test_cheap_requests_are_not_delayed_by_bombs_in_flight():
     require_function(DEPLOYMENT)
     n = 1000 if SOAK else 150
