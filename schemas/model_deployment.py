@@ -37,6 +37,46 @@ class ModelDeploymentSpecServing(BaseModel):
     """
 
 
+class ModelDeploymentSpecStrategyRollingUpdate(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    maxSurge: int | str | None = 1
+    """
+    Replicas allowed above spec.replicas during a rollout, an integer or a percentage of spec.replicas (rounded up).
+    """
+    maxUnavailable: int | str | None = 0
+    """
+    Replicas of spec.replicas that may be unavailable during a rollout, an integer or a percentage of spec.replicas (rounded down). With 0 and no room for a surge replica the rollout waits.
+    """
+
+
+class ModelDeploymentSpecStrategy(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    type: Literal['RollingUpdate', 'Recreate'] | None = 'RollingUpdate'
+    """
+    RollingUpdate replaces replicas a few at a time, new ones Ready and routed before old ones leave; Recreate removes every old replica before placing new ones.
+    """
+    rollingUpdate: ModelDeploymentSpecStrategyRollingUpdate | None = None
+    """
+    Bounds of a rolling update (type RollingUpdate only).
+    """
+
+
+class ModelDeploymentSpecFailover(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    after: Annotated[
+        str | None, Field(max_length=32, pattern='^(0|([0-9]+h)?([0-9]+m)?([0-9]+s)?)$')
+    ] = '5m'
+    """
+    How long an InferenceCluster may be NotReady (or unobserved) before its replicas are replaced elsewhere (the old ones are kept until it returns or is deleted), e.g. 5m, 90s, 1h30m; 0 disables failover.
+    """
+
+
 class ModelDeploymentSpecToleration(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -688,6 +728,18 @@ class ModelDeploymentSpec(BaseModel):
     """
     Serving mode.
     """
+    strategy: Annotated[
+        ModelDeploymentSpecStrategy | None, Field(validate_default=True)
+    ] = {}
+    """
+    How replicas are replaced when something that reaches the pods changes (a new template revision), like a Deployment's strategy. Scale and labels never roll.
+    """
+    failover: Annotated[
+        ModelDeploymentSpecFailover | None, Field(validate_default=True)
+    ] = {}
+    """
+    Replacing the replicas of a cluster that stays down.
+    """
     tolerations: Annotated[
         list[ModelDeploymentSpecToleration] | None, Field(max_length=32)
     ] = None
@@ -712,11 +764,15 @@ class ModelDeploymentStatusReplicas(BaseModel):
     """
     scheduled: int | None = None
     """
-    Replicas placed on a cluster (the scale subresource's status.replicas).
+    Replicas placed on a cluster, of any revision (the scale subresource's status.replicas); above desired during a rolling update or a failover.
     """
     ready: int | None = None
     """
     Replicas serving.
+    """
+    updated: int | None = None
+    """
+    Replicas placed of the current revision.
     """
 
 
@@ -758,6 +814,10 @@ class ModelDeploymentStatusPlacement(BaseModel):
     """
     Whether the replica serves.
     """
+    revision: str | None = None
+    """
+    The replica's template revision.
+    """
     members: list[ModelDeploymentStatusPlacementMember] | None = None
     """
     Pool per engine member.
@@ -798,6 +858,14 @@ class ModelDeploymentStatus(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
+    observedGeneration: int | None = None
+    """
+    The metadata.generation this status describes.
+    """
+    revision: str | None = None
+    """
+    The current template revision (a hash of everything that reaches the pods).
+    """
     replicas: ModelDeploymentStatusReplicas | None = None
     """
     Replica counts.

@@ -2,19 +2,28 @@
 
 Recipe: read and check the deployment; require its clusters, the classes and
 its cache; wait (keeping every child) until all are fetched; read its own
-children; schedule; drain what goes (out of routing, deleted on a later
-call); compose one ModelReplica and one ModelEndpoint per placed replica and
-report replicas, placements, removals and the Scheduled condition
-(lib/deployment).
+children; find clusters down long enough to fail over; take one rollout
+step; schedule the current revision; drain what goes (out of routing,
+deleted on a later call); compose one ModelReplica and one ModelEndpoint per
+placed replica; report replicas, placements, removals and the Scheduled and
+Progressing conditions; ask to be called again when a time-based decision
+is due (lib/deployment).
 """
+import dataclasses
+
 from modelplane import conditions as C
-from modelplane.deployment import drain, inputs, observed, status
+from modelplane.deployment import drain, failover, inputs, observed, rollout, status
 from modelplane.deployment.compose import children
+from modelplane.deployment.revision import revision
+from modelplane.deployment.strategy import read_failover, read_strategy
 from modelplane.deployment.validate import check_selectors
 from modelplane.function import Composition
 from modelplane.scheduler import Fleet, schedule
 from modelplane.schemas.model_deployment import ModelDeployment
 from modelplane.xr import parse
+
+# While a replica drains, come back soon even if no watch event arrives.
+DRAIN_RECHECK_SECONDS = 10
 
 
 def compose(c: Composition) -> None:
@@ -32,6 +41,10 @@ def compose(c: Composition) -> None:
         return
 
     dep = inputs.deployment(md, c.xr)
+    rev = revision(c.spec)
+    strategy = read_strategy(c.spec, dep.replicas)
+    after = read_failover(c.spec)
+    now = c.now()
     own = observed.read(c.observed)
     live = own.live(dep.namespace)
     structs = c.required_structs(inputs.CLUSTERS)
@@ -40,23 +53,53 @@ def compose(c: Composition) -> None:
     cache = inputs.read_cache(dep.cache, c.required(inputs.CACHE)) if dep.cache else None
     for w in warnings:
         c.warning(w)
+
+    # Failover and the rollout step decide which observed replicas count.
+    active = [k for k in own.replicas if not k.draining]
+    down = failover.outages(clusters, infos.since, {k.cluster for k in active}, after, now)
+    failed = {name for name, o in down.items() if o.failed}
+    outdated = {k.key for k in own.replicas if k.revision and k.revision != rev}
+    new = [k for k in active if k.key not in outdated and k.cluster not in failed]
+    old = [k for k in active if k.key in outdated and k.cluster not in failed]
+    up = {cl.name for cl in clusters if cl.ready and cl.pools is not None}
+    step = rollout.step(strategy, dep.replicas, rev, new, old,
+                        sum(1 for k in own.replicas if k.draining and k.key in outdated),
+                        lambda k: k.cluster in up)
+    current = [k.current(extra=bool(k.draining) or k.key in outdated or k.cluster in failed)
+               for k in own.replicas]
+
     fleet = Fleet(clusters=clusters, classes=classes, cache_ready=cache.ready if cache else None,
                   terminating=inputs.Terminating(structs, dep.key, live))
-    sched = schedule(dep, fleet, [k.current(extra=bool(k.draining)) for k in own.replicas])
-    leaving = drain.removals(own.replicas, sched)
+    sched = schedule(dataclasses.replace(dep, replicas=step.target), fleet, current)
+    leaving = drain.removals(own.replicas, sched, step.retire)
 
+    replaced = {k.key: down[k.cluster].since for k in active if k.cluster in failed}
     kids = children(dep, c.spec, (c.xr.get("metadata") or {}).get("labels"), sched, infos, cache, c.observed,
-                    own, leaving)
+                    own, leaving, rev, replaced)
     for name, (obj, ready) in kids.desired.items():
         c.desire(name, obj, ready=ready)
     for name in kids.drop:
         c.drop(name)
 
-    fields = status.fields(dep.name, dep.replicas, sched, c.observed, leaving)
+    by_key = {k.key: k for k in own.replicas}
+    fields = status.fields(dep.name, dep.replicas, sched, c.observed, leaving, rev, by_key,
+                           (c.xr.get("metadata") or {}).get("generation"))
     c.set_status(**fields)
     verdict = status.scheduled(sched)
     message = verdict.message
     if cache is not None and not cache.found:
         message = f"ModelCache {dep.cache} not found in namespace {dep.namespace}; {message}"
     c.condition(C.SCHEDULED, verdict.status, verdict.reason, message)
+    deleted = {r.child.key for r in leaving if r.phase == drain.DELETING}
+    progress = rollout.progress(
+        strategy, dep.replicas, rev, sched,
+        lambda i, cl: (k := by_key.get((i, cl))) is not None and k.available,
+        outdated=len(outdated - deleted), retiring=len(step.retire), in_flight=bool(leaving))
+    c.condition(C.PROGRESSING, progress.status, progress.reason, progress.message)
     c.set_ready(status.ready(fields))
+
+    waits = [w for w in (failover.wake_in(down.values(), after, now),) if w is not None]
+    if any(r.phase == drain.DRAINING for r in leaving):
+        waits.append(DRAIN_RECHECK_SECONDS)
+    if waits:
+        c.requeue_after(min(waits))

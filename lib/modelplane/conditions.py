@@ -18,6 +18,7 @@ ROUTED = "Routed"
 HYDRATED = "Hydrated"
 SERVING = "Serving"
 GATEWAY_READY = "GatewayReady"
+PROGRESSING = "Progressing"
 
 # Reasons.
 AVAILABLE = "Available"
@@ -32,6 +33,12 @@ NOT_FOUND = "NotFound"
 INVALID = "Invalid"
 NO_MATCH = "NoMatchingEndpoints"
 NO_MATCHING_CLUSTERS = "NoMatchingClusters"
+# Progressing (ModelDeployment rollouts, lib/deployment/rollout.py).
+NEW_REVISION_AVAILABLE = "NewRevisionAvailable"
+ROLLING_UPDATE = "RollingUpdate"
+RECREATING = "Recreating"
+REPLICAS_UPDATING = "ReplicasUpdating"
+INSUFFICIENT_CAPACITY = "InsufficientCapacity"
 
 
 def find(status: Mapping[str, Any] | None, typ: str) -> Mapping[str, Any] | None:

@@ -17,6 +17,8 @@ No lib module below the runtime sees protobuf: this is the only seam.
 from __future__ import annotations
 
 import copy
+import datetime
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,6 +31,19 @@ from modelplane.errors import InputError
 # Metadata a function may carry from an observed resource into desired state;
 # everything else under metadata is set by the API server.
 _KEPT_METADATA = ("name", "generateName", "namespace", "labels", "annotations")
+
+# Pipeline context key holding "now" (RFC 3339) for time-based decisions: a
+# simulator sets it to its own clock; without it, functions read the wall clock.
+NOW_CONTEXT_KEY = "modelplane.ai/now"
+
+
+def parse_time(text: str) -> datetime.datetime | None:
+    """An RFC 3339 timestamp ("2026-01-01T00:00:00Z") as an aware datetime; None if unreadable."""
+    try:
+        t = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc)
 
 
 def plain(value: Any) -> Any:
@@ -198,6 +213,30 @@ class Composition:
 
     def normal(self, message: str) -> None:
         response.normal(self.rsp, one_line(message))
+
+    # ----- time -------------------------------------------------------------
+    def now(self) -> datetime.datetime:
+        """The pipeline context's ``modelplane.ai/now`` when set (a simulated
+        clock), else the wall clock (UTC). A context value that is not an
+        RFC 3339 timestamp is an error naming the key."""
+        if NOW_CONTEXT_KEY in self.req.context.fields:
+            value = self.req.context.fields[NOW_CONTEXT_KEY]
+            got = parse_time(value.string_value) if value.HasField("string_value") else None
+            if got is None:
+                raise InputError(f"context[{NOW_CONTEXT_KEY}]",
+                                 "must be an RFC 3339 timestamp such as 2026-01-01T00:05:00Z")
+            return got
+        return datetime.datetime.now(datetime.timezone.utc)
+
+    def requeue_after(self, seconds: float) -> None:
+        """Ask to be called again within ``seconds`` (the response TTL: with
+        realtime compositions Crossplane reconciles the XR when the shortest
+        TTL of its pipeline runs out). Only ever shortens the TTL."""
+        ttl = self.rsp.meta.ttl
+        current = ttl.seconds + ttl.nanos / 1e9
+        wanted = float(max(math.ceil(seconds), 1))
+        if current <= 0 or wanted < current:
+            ttl.FromTimedelta(datetime.timedelta(seconds=wanted))
 
     def credentials(self, name: str) -> dict[str, str] | None:
         if name not in self.req.credentials:

@@ -415,7 +415,7 @@ def test_labels_propagate_and_reserved_keys_win(validator):
     first = call(xr, inputs(FLEET[0]))
     rsp = call(xr, inputs(FLEET[0]), observe(first, url=True, ready=True))
     want = {"team": "search", "modelplane.ai/deployment": "qwen-demo", "modelplane.ai/cluster": "edge-l4",
-            "modelplane.ai/replica": "0"}
+            "modelplane.ai/replica": "0", "modelplane.ai/revision": status(rsp)["revision"]}
     for name in ("replica-0-edge-l4", "endpoint-0-edge-l4"):
         obj = desired(rsp)[name]
         assert obj["metadata"]["labels"] == want
@@ -426,10 +426,11 @@ def test_ready_replicas_make_the_deployment_ready():
     xr = deployment(QWEN_DEMO)
     rsp = call(xr, inputs(FLEET[0]), observe(call(xr, inputs(FLEET[0])), url=True, ready=True))
     st = status(rsp)
-    assert st["replicas"] == {"desired": 1, "scheduled": 1, "ready": 1}
+    assert st["replicas"] == {"desired": 1, "scheduled": 1, "ready": 1, "updated": 1}
     assert st["selector"] == "modelplane.ai/deployment=qwen-demo"
     assert st["placements"] == [{"index": 0, "name": "qwen-demo-0-edge-l4", "cluster": "edge-l4", "ready": True,
-                                 "members": [{"engine": "qwen", "role": "Standalone", "pool": "l4"}]}]
+                                 "members": [{"engine": "qwen", "role": "Standalone", "pool": "l4"}],
+                                 "revision": st["revision"]}]
     assert rsp.desired.composite.ready == fnv1.READY_TRUE
 
 

@@ -15,7 +15,8 @@ Per placement:
   runtime seeded them).
 
 Extra replicas that stay (outdated revision, replaced by failover) are kept
-untouched too. Every replica that goes is drained first (``drain.py``):
+untouched too; a replica failover replaced is annotated
+``modelplane.ai/replaced: <outage start>`` and otherwise untouched. Every replica that goes is drained first (``drain.py``):
 annotated and out of routing, then deleted on a later call. Anything else
 observed under our names (an endpoint without its replica) is dropped.
 """
@@ -43,6 +44,7 @@ from modelplane.scheduler import (
 from .drain import DRAINING, Removal
 from .inputs import CacheView, ClusterInfo
 from .observed import DRAINING as DRAINING_NOTE
+from .observed import REPLACED as REPLACED_NOTE
 from .observed import Children as Observed
 from .observed import child_index, endpoint_resource, replica_ready, replica_resource
 
@@ -127,8 +129,10 @@ class Children:
 def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[str, str] | None,
              sched: Schedule, infos: Mapping[str, ClusterInfo], cache: CacheView | None,
              observed: Mapping[str, Mapping[str, Any]], kids: Observed, removals: list[Removal],
-             revision: str = "") -> Children:
+             revision: str = "", replaced: Mapping[tuple[int, str], str] | None = None) -> Children:
+    """``replaced``: replicas failover replaced (key -> outage start), annotated as such."""
     out = Children()
+    replaced = replaced or {}
     by_key = {c.key: c for c in kids.replicas}
     for p in sched.placements:
         rname, ename = replica_resource(p.index, p.cluster), endpoint_resource(p.index, p.cluster)
@@ -151,16 +155,26 @@ def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[
         else:
             out.withheld.append(p.index)
     for p in sched.extras:
-        out.kept |= {n for n in (replica_resource(p.index, p.cluster), endpoint_resource(p.index, p.cluster))
-                     if n in observed}
+        key = (p.index, p.cluster)
+        out.kept |= {n for n in (replica_resource(*key), endpoint_resource(*key)) if n in observed}
+        child = by_key.get(key)
+        if child is not None and key in replaced and child.replaced != replaced[key]:
+            obj = _annotated(child.obj, REPLACED_NOTE, replaced[key])
+            out.desired[child.replica_resource] = (obj, child.ready)
+            out.kept.discard(child.replica_resource)
     for r in removals:
         out.kept -= {r.child.replica_resource, r.child.endpoint_resource}
         if r.phase == DRAINING:
-            obj = without_status(r.child.obj)
-            meta = obj["metadata"]
-            meta["annotations"] = {**(meta.get("annotations") or {}), DRAINING_NOTE: r.note}
-            out.desired[r.child.replica_resource] = (obj, r.child.ready)
+            out.desired[r.child.replica_resource] = (_annotated(r.child.obj, DRAINING_NOTE, r.note), r.child.ready)
     for name in sorted(observed):
         if child_index(name) is not None and name not in out.desired and name not in out.kept:
             out.drop.append(name)
     return out
+
+
+def _annotated(observed: Mapping[str, Any], key: str, value: str) -> dict:
+    """An observed child as desired, untouched but for one annotation."""
+    obj = without_status(observed)
+    meta = obj["metadata"]
+    meta["annotations"] = {**(meta.get("annotations") or {}), key: value}
+    return obj

@@ -241,10 +241,12 @@ class ClusterInfos(Mapping[str, ClusterInfo]):
 
     def __init__(self) -> None:
         self._status: dict[str, Fields] = {}
+        self._meta: dict[str, Fields] = {}
         self._read: dict[str, ClusterInfo] = {}
 
-    def add(self, name: str, status: Fields) -> None:
+    def add(self, name: str, status: Fields, meta: Fields = _NONE) -> None:
         self._status[name] = status
+        self._meta[name] = meta
         self._read.pop(name, None)
 
     def __getitem__(self, name: str) -> ClusterInfo:
@@ -259,8 +261,17 @@ class ClusterInfos(Mapping[str, ClusterInfo]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._status)
 
+    def since(self, name: str) -> str:
+        """When the cluster's Ready condition last changed (RFC 3339), or,
+        without one, when the cluster was created; "" when neither is known."""
+        for v in _l(self._status.get(name, _NONE), "conditions"):
+            cond = v.struct_value.fields
+            if _s(cond, "type") == "Ready" and _s(cond, "lastTransitionTime"):
+                return _s(cond, "lastTransitionTime")
+        return _s(self._meta.get(name, _NONE), "creationTimestamp")
 
-def _cluster(f: Fields, own: str, live: Container[str] = frozenset()) -> tuple[Cluster, Fields]:
+
+def _cluster(f: Fields, own: str, live: Container[str] = frozenset()) -> tuple[Cluster, Fields, Fields]:
     meta, spec, status = _m(f, "metadata"), _m(f, "spec"), _m(f, "status")
     name = _s(meta, "name")
     ready, why = _ready(status)
@@ -277,12 +288,12 @@ def _cluster(f: Fields, own: str, live: Container[str] = frozenset()) -> tuple[C
         )
     cluster = Cluster(name=name, labels=_strings(_m(meta, "labels")), ready=ready, not_ready_reason=why,
                       taints=taints, pools=pools)
-    return cluster, status
+    return cluster, status, meta
 
 
 def read_cluster(s: struct_pb2.Struct, own: str) -> tuple[Cluster, ClusterInfo]:
     """One InferenceCluster; ``own`` is this deployment's ``namespace/name``."""
-    cluster, status = _cluster(s.fields, own)
+    cluster, status, _ = _cluster(s.fields, own)
     return cluster, _info(cluster.name, status)
 
 
@@ -293,10 +304,10 @@ def read_clusters(structs: Iterable[struct_pb2.Struct], own: str,
     clusters = []
     infos = ClusterInfos()
     for s in structs:
-        cluster, status = _cluster(s.fields, own, live)
+        cluster, status, meta = _cluster(s.fields, own, live)
         if cluster.name:
             clusters.append(cluster)
-            infos.add(cluster.name, status)
+            infos.add(cluster.name, status, meta)
     return tuple(sorted(clusters, key=lambda c: c.name)), infos
 
 

@@ -1,9 +1,13 @@
 """A ModelDeployment's status: replica counts, placements, removals, Scheduled.
 
-Shapes are in docs/contracts.md. ``ready`` counts placed replicas whose
-observed ModelReplica is ready; the deployment is Ready when every desired
-replica is placed and ready. ``removals`` lists the replicas on their way
-out (drained, then deleted) with their cause and reason.
+Shapes are in docs/contracts.md. ``placements`` lists every replica that
+stays, of the current revision (placed by this call) and extra ones (an
+older revision still serving, or held on a failed cluster), each with its
+revision; ``ready`` counts those whose ModelReplica is ready, ``updated``
+those of the current revision. The deployment is Ready when at least
+``spec.replicas`` replicas are ready, whatever their revision, so a rolling
+update with ``maxUnavailable: 0`` never makes it unready. ``removals``
+lists the replicas on their way out (drained, then deleted).
 """
 from __future__ import annotations
 
@@ -17,10 +21,10 @@ from modelplane.naming import replica_name
 from modelplane.scheduler import Schedule, member_dicts
 
 from .drain import Removal
-from .observed import replica_ready, replica_resource
+from .observed import Child, replica_ready, replica_resource
 
 # Status fields this function owns; re-published unchanged while waiting.
-FIELDS = ("replicas", "selector", "placements", "removals")
+FIELDS = ("replicas", "selector", "placements", "removals", "revision", "observedGeneration")
 
 
 @dataclass(frozen=True)
@@ -30,17 +34,38 @@ class Scheduled:
     message: str
 
 
-def placements(deployment: str, sched: Schedule, observed: Mapping[str, Mapping[str, Any]]) -> list[dict]:
+def _observed_members(child: Child) -> list[dict]:
+    spec = child.obj.get("spec") or {}
+    return [{"engine": e.get("name", ""), "role": m.get("role", ""), "pool": m.get("pool", "")}
+            for e in spec.get("engines") or [] for m in e.get("members") or []]
+
+
+def placements(deployment: str, sched: Schedule, observed: Mapping[str, Mapping[str, Any]],
+               revision: str = "", children: Mapping[tuple[int, str], Child] | None = None) -> list[dict]:
+    """Current-revision placements, then extras, by index."""
+    children = children or {}
     out = []
     for p in sched.placements:
-        out.append({
+        item = {
             "index": p.index,
             "name": replica_name(deployment, p.index, p.cluster),
             "cluster": p.cluster,
             "ready": replica_ready(observed.get(replica_resource(p.index, p.cluster))),
             "members": member_dicts(p),
-        })
-    return out
+        }
+        if revision:
+            item["revision"] = revision
+        out.append(item)
+    for p in sched.extras:
+        child = children.get((p.index, p.cluster))
+        if child is None or child.draining:
+            continue
+        item = {"index": p.index, "name": child.name, "cluster": p.cluster, "ready": child.ready,
+                "members": _observed_members(child)}
+        if child.revision:
+            item["revision"] = child.revision
+        out.append(item)
+    return sorted(out, key=lambda i: (i["index"], i["cluster"]))
 
 
 def removals(items: list[Removal]) -> list[dict]:
@@ -49,14 +74,21 @@ def removals(items: list[Removal]) -> list[dict]:
 
 
 def fields(deployment: str, desired: int, sched: Schedule, observed: Mapping[str, Mapping[str, Any]],
-           leaving: list[Removal] | None = None) -> dict:
-    items = placements(deployment, sched, observed)
-    return {
-        "replicas": {"desired": desired, "scheduled": len(items), "ready": sum(1 for i in items if i["ready"])},
+           leaving: list[Removal] | None = None, revision: str = "",
+           children: Mapping[tuple[int, str], Child] | None = None, generation: int | None = None) -> dict:
+    items = placements(deployment, sched, observed, revision, children)
+    out: dict[str, Any] = {
+        "replicas": {"desired": desired, "scheduled": len(items), "ready": sum(1 for i in items if i["ready"]),
+                     "updated": len(sched.placements)},
         "selector": f"{L.DEPLOYMENT}={deployment}",
         "placements": items,
         "removals": removals(leaving or []),
     }
+    if revision:
+        out["revision"] = revision
+    if generation is not None:
+        out["observedGeneration"] = generation
+    return out
 
 
 def scheduled(sched: Schedule) -> Scheduled:
@@ -69,4 +101,4 @@ def scheduled(sched: Schedule) -> Scheduled:
 def ready(status: Mapping[str, Any]) -> bool:
     r = status.get("replicas") or {}
     desired = r.get("desired") or 0
-    return desired > 0 and r.get("scheduled") == desired and r.get("ready") == desired
+    return desired > 0 and (r.get("ready") or 0) >= desired

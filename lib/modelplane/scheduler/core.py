@@ -106,8 +106,12 @@ def schedule(
                 evicted_extras.append(Eviction(c.index, c.cluster, OVERCOMMITTED))
             else:
                 kept_extras.append(_as_extra(deployment, c, KEPT))
-    removed = tuple([*(Eviction(v.current.index, v.current.cluster, f"scaled down to {deployment.replicas}")
-                       for v in dropped), *twins])
+    # A replica scale-down lets go that had lost its place anyway is evicted.
+    evicted_extras += [Eviction(v.current.index, v.current.cluster, v.reason) for v in dropped if v.action == EVICT]
+    removed = tuple([*(Eviction(v.current.index, v.current.cluster,
+                                f"replaced while its cluster was down (since {v.current.replaced})"
+                                if v.current.replaced else f"scaled down to {deployment.replicas}")
+                       for v in dropped if v.action != EVICT), *twins])
     evicted = tuple(sorted([*(Eviction(i, c, why) for i, (c, why) in leaving.items()), *evicted_extras],
                            key=lambda e: (e.index, e.cluster)))
     outcome = _Outcome(tuple(sorted(kept_extras, key=lambda p: (p.index, p.cluster))), evicted, removed)
@@ -145,7 +149,7 @@ def schedule(
     unplaced: list[Unplaced] = []
     # Once no cluster fits, none will: nothing is bound any more, so the
     # reasons are written once, for every replica left.
-    nowhere: tuple[dict[str, str], str] | None = None
+    nowhere: tuple[dict[str, str], str, bool] | None = None
     for index in wanted:
         while heap and keys.get(heap[0][1]) != heap[0][0]:
             heapq.heappop(heap)
@@ -153,8 +157,9 @@ def schedule(
             if nowhere is None:
                 why = dict(rejected)
                 why.update({n: (CAPACITY, p.reason()) for n, (_, p) in plans.items() if isinstance(p, NoRoom)})
-                nowhere = {n: r for n, (_, r) in sorted(why.items())}, explain.fit_error(why, len(clusters))
-            unplaced.append(Unplaced(index, dict(nowhere[0]), nowhere[1]))
+                nowhere = ({n: r for n, (_, r) in sorted(why.items())}, explain.fit_error(why, len(clusters)),
+                           any(f == CAPACITY for f, _ in why.values()))
+            unplaced.append(Unplaced(index, dict(nowhere[0]), nowhere[1], nowhere[2]))
             continue
         # Select the best; bind: commit the fill and re-plan only that cluster.
         _, best = heapq.heappop(heap)

@@ -295,6 +295,7 @@ class Unplaced:
     index: int
     reasons: Mapping[str, str]  # cluster name -> one short reason
     message: str  # the aggregated one-liner, "0/3 clusters fit: ..."
+    capacity: bool = False  # some cluster passed every filter but had no room
 
 
 @dataclass(frozen=True)
