@@ -50,8 +50,8 @@ def render(example: str, pool: FunctionPool) -> list[dict]:
     return [d for d in yaml.safe_load_all(out.getvalue()) if d]
 
 
-@pytest.mark.parametrize("example", ["cluster-gke.yaml", "cluster-gke-network.yaml", "cluster-eks.yaml",
-                                     "cluster-eks-vpc.yaml", "cluster-aks.yaml", "cluster-existing.yaml"])
+@pytest.mark.parametrize("example", ["cluster-gke.yaml", "networks/cluster-gke-network.yaml", "cluster-eks.yaml",
+                                     "networks/cluster-eks-vpc.yaml", "cluster-aks.yaml", "cluster-existing.yaml"])
 def test_render_example_composes_valid_resources_and_every_pool(example, pool):
     xr_doc = yaml.safe_load((ROOT / "examples/platform" / example).read_text())
     docs = render(example, pool)
