@@ -44,9 +44,28 @@ _WATCHED = (
     ("/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", True),
     ("/apis/resource.k8s.io/v1/resourceclaims", False),
     ("/api/v1/persistentvolumeclaims", False),
+    ("/api/v1/services", False),
+    ("/apis/gateway.networking.k8s.io/v1/gateways", False),
+    ("/apis/gateway.networking.k8s.io/v1/gatewayclasses", False),
 )
 
 Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
+RETRY_FOR = 30.0   # seconds a call is retried while the server says "not now" (429, 503)
+
+
+class RetryingClient(Client):
+    """``modelplane.kube.Client`` that waits out 429/503 answers: a fresh API server answers
+    "storage is (re)initializing" for a while after /readyz is already ok."""
+
+    def request(self, method, path, body=None, **kw):
+        deadline = time.monotonic() + RETRY_FOR
+        while True:
+            try:
+                return super().request(method, path, body, **kw)
+            except ApiError as err:
+                if err.code not in (429, 503) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
 
 def key_of(manifest: Mapping[str, Any]) -> Key:
@@ -89,7 +108,7 @@ class Remote:
         self.clients: dict[str, Client] = {}
         for name, info in state.clusters.items():
             pki = Path(info.kubeconfig).parent / "pki"
-            self.clients[name] = Client(info.server, pki / "ca.crt", pki / "admin.crt", pki / "admin.key")
+            self.clients[name] = RetryingClient(info.server, pki / "ca.crt", pki / "admin.crt", pki / "admin.key")
         self._applied: dict[str, dict[Key, tuple[dict, bool]]] = {n: {} for n in self.clients}
 
     @classmethod
@@ -231,4 +250,21 @@ def _snapshot(client: Client) -> tuple[tuple, bool]:
                     moving = True   # being scheduled, or bound and about to run
             if path == "/api/v1/pods" and meta.get("deletionTimestamp"):
                 moving = True
+            moving |= _awaits_standin(path, obj)
     return tuple(sorted(seen)), moving
+
+
+def _awaits_standin(path: str, obj: Mapping[str, Any]) -> bool:
+    """A Gateway, GatewayClass or LoadBalancer Service the lab's stand-in has not answered yet."""
+    status = obj.get("status") or {}
+    gen = (obj.get("metadata") or {}).get("generation")
+    if path.endswith("/gateways"):
+        want = "Programmed"
+    elif path.endswith("/gatewayclasses"):
+        want = "Accepted"
+    elif path == "/api/v1/services":
+        return (obj.get("spec") or {}).get("type") == "LoadBalancer" and not (status.get("loadBalancer") or {}).get("ingress")
+    else:
+        return False
+    return not any(c.get("type") == want and c.get("status") == "True" and c.get("observedGeneration") == gen
+                   for c in status.get("conditions") or [])

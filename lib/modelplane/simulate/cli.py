@@ -30,6 +30,9 @@ def parser() -> argparse.ArgumentParser:
                         "classes get its devices in the physical model, while the fleet scheduler still reads the "
                         "class under DIR (what if a class is wrong?)")
     p.add_argument("--max-rounds", type=int, default=30, metavar="N", help="give up after N rounds (default 30)")
+    p.add_argument("--lab", nargs="?", const="", default=None, metavar="STATE",
+                   help="apply every composed remote object to the running lab (modelplane lab up) and read its "
+                        "status back from the real servers; STATE is the lab's folder (default: lab's default)")
     return p
 
 
@@ -49,6 +52,12 @@ def load_hardware(path: Path) -> dict[str, dict]:
     return out
 
 
+def _lab(state: str, hardware: dict | None) -> dict:
+    """simulate --lab: the lab's clusters replace the physical model (modelplane.lab.backend)."""
+    from modelplane.lab.backend import open_lab
+    return {"physical": open_lab(state or None, hardware)}
+
+
 def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     args = parser().parse_args(argv)
@@ -57,8 +66,9 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         return 2
     try:
         hardware = load_hardware(args.hardware) if args.hardware else None
+        lab = _lab(args.lab, hardware) if args.lab is not None else {}
         world, outcome, sim = simulate(args.directory, unready=set(args.unready), max_rounds=args.max_rounds,
-                                       hardware=hardware)
+                                       hardware=hardware, **lab)
     except (RenderError, InputError) as e:
         print(f"modelplane simulate: {e}", file=err)
         return 1
@@ -80,6 +90,10 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         if args.show == "all":
             print(file=out)
             out.write(report.resources(world))
+    if args.lab is not None:
+        from modelplane.lab.backend import warnings
+        for line in warnings(sim.physical):
+            print(f"modelplane simulate --lab: {line}", file=err)
     if not outcome.converged:
         print(f"modelplane simulate: still changing after {outcome.rounds} rounds: "
               + ", ".join(outcome.still_changing), file=err)

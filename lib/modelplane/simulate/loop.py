@@ -119,7 +119,7 @@ class Simulator:
                  functions: list[dict] | None = None, unready: set[str] | None = None, timeout: float = 60.0,
                  incremental: bool = True, workers: int = 4,
                  on_round: Callable[[Simulator, int], None] | None = None,
-                 hardware: dict[str, dict] | None = None):
+                 hardware: dict[str, dict] | None = None, physical: Physical | None = None):
         self.world = world
         self.pool = pool
         self.compositions = compositions if compositions is not None else load_compositions()
@@ -133,7 +133,8 @@ class Simulator:
         # what the class says (a what-if: the fleet scheduler reads the class, the nodes do not).
         self.hardware = dict(hardware or {})
         self.book = health.AddressBook()
-        self.physical = Physical()
+        # simulate --lab passes the lab's real clusters (modelplane.lab.backend.LabPhysical) instead.
+        self.physical = physical if physical is not None else Physical()
         self.store = Store()
         self.watches = Watches()
         self.dirty: set[Key] = set(world.xrs)
@@ -366,14 +367,17 @@ class Simulator:
             generation=(lambda kind, ns, name: wc.generation((kind, ns, name))) if wc else (lambda *_: 1),
             has=lambda kind, ns, name: (kind, ns, name) in manifests,
         )
+        lab = wc if wc is not None and hasattr(wc, "observed") else None   # simulate --lab: real servers
         for owner, name, obj in objs:
             previous = obj.get("status") or {}
             observed = None
             if obj.get("kind") == "Object" and reachable is None:
-                observed = health.observed_remote(((obj.get("spec") or {}).get("forProvider") or {})
-                                                  .get("manifest") or {}, place)
+                manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+                observed = lab.observed(manifest) if lab else health.observed_remote(manifest, place)
             status = health.composed_status(obj, place, ready=self._ready(name, obj), unreachable=reachable,
                                             observed=observed, previous=previous)
+            if lab and obj.get("kind") == "Object" and reachable is None:
+                status = lab.judge(obj, status)   # a refused or absent remote object is not Ready
             status = health.restamp(status, previous)
             if status != previous:
                 state = self.world.xrs[owner]
