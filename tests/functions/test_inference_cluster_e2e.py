@@ -66,3 +66,23 @@ def test_render_example_composes_valid_resources_and_every_pool(example, pool):
         assert {f"nodepool-{p['name']}" for p in xr_doc["spec"]["nodePools"]} <= names
     for obj in composed:
         assert_valid(obj)
+
+
+def test_network_variants_simulate_to_ready(tmp_path, pool):
+    """The examples not in the fleet (it has cluster-gke, cluster-eks and cluster-aks) reconcile to Ready."""
+    import shutil
+
+    from modelplane.simulate.loop import simulate_dir
+
+    for f in ("networks/cluster-eks-vpc.yaml", "networks/cluster-gke-network.yaml", "inference-classes.yaml"):
+        shutil.copy(ROOT / "examples/platform" / f, tmp_path / f.rsplit("/", 1)[-1])
+    world, outcome = simulate_dir(tmp_path, pool=pool)
+    assert outcome.converged
+    clusters = {k[2]: s.obj for k, s in world.xrs.items() if k[0] == "InferenceCluster"}
+    assert sorted(clusters) == ["eks-us-east-vpc", "gke-europe-west"]
+    for name, obj in clusters.items():
+        ready = {c["type"]: c["status"] for c in obj["status"]["conditions"]}
+        assert ready == {"Ready": "True", "InputsResolved": "True", "Provisioned": "True", "StackReady": "True",
+                         "GatewayReady": "True"}, (name, obj["status"]["conditions"])
+    eks = world.xrs[("InferenceCluster", "", "eks-us-east-vpc")].composed
+    assert "net-vpc" in eks and "usage-net-vpc-by-net-internetgateway" in eks
