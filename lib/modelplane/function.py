@@ -25,6 +25,7 @@ from typing import Any
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
+
 from modelplane import conditions
 from modelplane.errors import InputError
 
@@ -40,10 +41,10 @@ NOW_CONTEXT_KEY = "modelplane.ai/now"
 def parse_time(text: str) -> datetime.datetime | None:
     """An RFC 3339 timestamp ("2026-01-01T00:00:00Z") as an aware datetime; None if unreadable."""
     try:
-        t = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        t = datetime.datetime.fromisoformat(text.strip())
     except (AttributeError, ValueError):
         return None
-    return t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=datetime.UTC)
 
 
 def plain(value: Any) -> Any:
@@ -226,7 +227,7 @@ class Composition:
                 raise InputError(f"context[{NOW_CONTEXT_KEY}]",
                                  "must be an RFC 3339 timestamp such as 2026-01-01T00:05:00Z")
             return got
-        return datetime.datetime.now(datetime.timezone.utc)
+        return datetime.datetime.now(datetime.UTC)
 
     def requeue_after(self, seconds: float) -> None:
         """Ask to be called again within ``seconds`` (the response TTL: with

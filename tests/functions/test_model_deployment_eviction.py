@@ -205,7 +205,7 @@ def test_a_noexecute_taint_on_a_full_cluster_moves_what_fits_and_drains_the_rest
     assert sorted(n for n, kids in start.items() if kids) == ["a", "b"]
     tainted = [cluster("p", ("gpu", H100, 1), taints=[{"key": "m", "effect": "NoExecute"}]),
                cluster("q", ("gpu", H100, 1))]
-    observed, published, last = converge([a, b], tainted, start=start)
+    observed, published, _last = converge([a, b], tainted, start=start)
     for c in published:
         assert all(_used(c)[k] <= _capacity(c)[k] for k in _used(c))
     assert _used(published[0]) == {"gpu": 0}

@@ -38,7 +38,7 @@ from tests.functions.test_model_deployment_eviction import _pool_status
 from tests.support import conditions, desired, fatal, request, run, status
 
 FN = "compose-model-deployment"
-T0 = datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.timezone.utc)
+T0 = datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.UTC)
 
 
 def at(minutes: float) -> str:
@@ -159,7 +159,7 @@ def child(index: int, cluster_: str, rev: str, available: bool = True) -> Child:
     return Child(index, cluster_, f"d-{index}-{cluster_}", obj, endpoint, rev)
 
 
-ALWAYS = lambda c: True  # noqa: E731
+ALWAYS = lambda c: True
 
 
 @pytest.mark.parametrize("name,strategy,new,old,want_target,want_retired", [
@@ -314,7 +314,7 @@ def test_with_no_room_and_max_unavailable_0_the_rollout_waits_and_says_why():
     v1 = deployment(QWEN_DEMO, replicas=3)
     observed = _steady(v1, full)
     v2 = _new_image(v1)
-    after, rsp, trace = run_rollout(v2, full, observed)
+    after, rsp, _trace = run_rollout(v2, full, observed)
     assert after == observed  # every old replica still serving, nothing new
     cond = conditions(rsp)["Progressing"]
     assert cond.status == fnv1.STATUS_CONDITION_FALSE and cond.reason == "InsufficientCapacity"
@@ -329,7 +329,7 @@ def test_recreate_removes_the_old_revision_before_placing_the_new_one():
     observed = _steady(v1, base)
     v2 = _new_image(v1)
     v2["spec"]["strategy"] = {"type": "Recreate"}
-    observed_after, rsp, trace = run_rollout(v2, base, observed)
+    observed_after, _rsp, trace = run_rollout(v2, base, observed)
     assert _revisions(observed_after) == [revision(v2["spec"])] * 2
     assert "Recreating" in [r for _, _, r in trace]
     # Replay the same calls: no call ever desired replicas of both revisions.

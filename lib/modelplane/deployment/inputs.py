@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf import struct_pb2
+
 from modelplane.cel import Device, DeviceError
 from modelplane.function import Composition
 from modelplane.scheduler import (

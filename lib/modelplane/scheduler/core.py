@@ -108,10 +108,10 @@ def schedule(
                 kept_extras.append(_as_extra(deployment, c, KEPT))
     # A replica scale-down lets go that had lost its place anyway is evicted.
     evicted_extras += [Eviction(v.current.index, v.current.cluster, v.reason) for v in dropped if v.action == EVICT]
-    removed = tuple([*(Eviction(v.current.index, v.current.cluster,
+    removed = (*(Eviction(v.current.index, v.current.cluster,
                                 f"replaced while its cluster was down (since {v.current.replaced})"
                                 if v.current.replaced else f"scaled down to {deployment.replicas}")
-                       for v in dropped if v.action != EVICT), *twins])
+                       for v in dropped if v.action != EVICT), *twins)
     evicted = tuple(sorted([*(Eviction(i, c, why) for i, (c, why) in leaving.items()), *evicted_extras],
                            key=lambda e: (e.index, e.cluster)))
     outcome = _Outcome(tuple(sorted(kept_extras, key=lambda p: (p.index, p.cluster))), evicted, removed)
