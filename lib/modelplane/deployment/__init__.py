@@ -10,8 +10,15 @@ Modules:
 - ``inputs``: requirements and adapters from the fetched resources to the
   scheduler's dataclasses. Clusters are read field by field straight from
   protobuf Structs: a fleet of 1,000 clusters is never turned into dicts.
+- ``observed``: the deployment's own children, each ModelReplica paired
+  with its ModelEndpoint, and the annotations that carry state.
 - ``validate``: what the schema cannot check (CEL selectors compile).
+- ``revision``: the template revision, a hash of what reaches the pods.
+- ``strategy``: ``spec.strategy`` and ``spec.failover`` resolved to numbers.
+- ``rollout``: one rolling-update (or Recreate) step, and Progressing.
+- ``failover``: which clusters are down, which have failed, when to look again.
+- ``drain``: how a replica leaves: out of routing first, deleted later.
 - ``compose``: the ModelReplica and ModelEndpoint builders and which
   children to desire, keep or drop.
-- ``status``: status.replicas/placements and the Scheduled condition.
+- ``status``: status.replicas/placements/removals and the Scheduled condition.
 """
