@@ -455,3 +455,17 @@ def test_without_a_clock_in_the_context_the_wall_clock_is_used():
     # Down since 2000: long past on the wall clock, so failover happens.
     rsp = call(xr, inputs(down("c1", "2000-01-01T00:00:00Z"), THREE[1]), observed)
     assert "replica-1-c2" in desired(rsp)
+
+
+def test_names_stay_dns_labels_and_stable_through_a_rollout():
+    v1 = deployment(QWEN_DEMO, replicas=2)
+    v1["metadata"]["name"] = "a-very-long-deployment-name-that-takes-most-of-the-label-budget"
+    observed = _steady(v1, THREE)
+    v2 = _new_image(v1)
+    first = call(v2, inputs(*_live_clusters(THREE, observed)), observed)
+    again = call(v2, inputs(*_live_clusters(THREE, observed)), observed)
+    names = sorted(o["metadata"]["name"] for o in desired(first).values())
+    assert names == sorted(o["metadata"]["name"] for o in desired(again).values())
+    assert all(len(n) <= 63 and n == n.lower() for n in names)
+    # The surge replica took a new index; the old replicas kept their names.
+    assert {o["metadata"]["name"] for o in observed.values()} < set(names)
