@@ -187,6 +187,7 @@ def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print) -> Record:
         rec.save()
         for proc in reversed(started):
             proc.stop()
+        _stop_runtime(state)
         raise
 
 
@@ -296,8 +297,8 @@ def status(state: Path) -> dict[str, Any]:
     return out
 
 
-def down(state: Path) -> list[str]:
-    """Stop the runtime's processes, then every recorded component, newest first."""
+def _stop_runtime(state: Path) -> list[str]:
+    """Stop what the External runtime started (recorded in runtime/runtime.json)."""
     stopped = []
     runtime = state / "runtime" / "runtime.json"
     if runtime.exists():
@@ -305,10 +306,20 @@ def down(state: Path) -> list[str]:
             pkgruntime.stop_pid(r["pid"])
             stopped.append(f"runtime/{name}")
         runtime.write_text("{}")
+    return stopped
+
+
+def down(state: Path) -> list[str]:
+    """Stop every recorded component newest first (the supervisor before what it started),
+    then the runtime's processes."""
     rec = Record.load(state)
+    stopped = []
     for name, pid in reversed(list(rec.pids.items())):
         pkgruntime.stop_pid(pid)
         stopped.append(name)
+        if name == "supervisor":  # nothing restarts the runtime's processes now
+            stopped += _stop_runtime(state)
+    stopped += _stop_runtime(state)
     rec.pids = {}
     rec.save()
     return stopped

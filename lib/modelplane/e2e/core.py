@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -34,20 +35,27 @@ CLIENT_SECRET = "crossplane-tls-client"
 READY_TIMEOUT = 60.0
 
 
-def init_argv(binary: Path, crds: Path) -> list:
-    return [binary, "core", "init", f"--namespace={NAMESPACE}", f"--service-account={SERVICE_ACCOUNT}",
-            f"--crds-path={crds}", "--enable-webhooks=false",
-            f"--tls-ca-secret-name={CA_SECRET}", f"--tls-client-secret-name={CLIENT_SECRET}",
-            "--activation=*"]
+# Settings go in through the environment variables the chart sets: kong derives some flag
+# names oddly from the field names (CRDsPath -> --cr-ds-path, TLSCASecretName -> --tlsca-secret-name).
+def init_env(crds: Path) -> dict[str, str]:
+    return {"POD_NAMESPACE": NAMESPACE, "POD_SERVICE_ACCOUNT": SERVICE_ACCOUNT, "CRDS_PATH": str(crds),
+            "ENABLE_WEBHOOKS": "false", "TLS_CA_SECRET_NAME": CA_SECRET, "TLS_CLIENT_SECRET_NAME": CLIENT_SECRET}
 
 
-def start_argv(binary: Path, state: Path, client_certs: Path, metrics: int, health: int) -> list:
-    return [binary, "core", "start", f"--namespace={NAMESPACE}", f"--service-account={SERVICE_ACCOUNT}",
-            "--package-runtime=External", "--enable-webhooks=false",
-            f"--xpkg-cache-dir={state / 'xpkg-cache'}", f"--tls-client-certs-dir={client_certs}",
-            f"--metrics-port={metrics}", f"--health-probe-port={health}",
-            # The lab reconciles a few dozen objects: look again sooner than the 1 m default.
-            "--poll-interval=10s"]
+def init_argv(binary: Path) -> list:
+    return [binary, "core", "init", "--activation=*"]
+
+
+def start_env(state: Path, client_certs: Path, metrics: int, health: int) -> dict[str, str]:
+    return {"POD_NAMESPACE": NAMESPACE, "POD_SERVICE_ACCOUNT": SERVICE_ACCOUNT, "PACKAGE_RUNTIME": "External",
+            "ENABLE_WEBHOOKS": "false", "XPKG_CACHE_DIR": str(state / "xpkg-cache"),
+            "TLS_CLIENT_CERTS_DIR": str(client_certs), "METRICS_PORT": str(metrics),
+            "HEALTH_PROBE_PORT": str(health)}
+
+
+def start_argv(binary: Path) -> list:
+    # The lab reconciles a few dozen objects: look again sooner than the 1 m default.
+    return [binary, "core", "start", "--poll-interval=10s"]
 
 
 def prerequisites(client: Client) -> None:
@@ -57,19 +65,27 @@ def prerequisites(client: Client) -> None:
                   "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE}})
 
 
-def init(client: Client, kubeconfig: Path, state: Path) -> None:
-    """Run ``crossplane core init`` to completion (it is idempotent)."""
+def init(client: Client, kubeconfig: Path, state: Path, attempts: int = 5) -> int:
+    """Run ``crossplane core init`` to completion; returns the attempts it took.
+
+    init applies the core CRDs and then, at once, objects of those kinds (the Lock), which
+    fails while the API server has not started serving them yet; in a cluster the kubelet
+    restarts the init container. Here: run it again (every step is idempotent)."""
     prerequisites(client)
     binary = upstream.binary("crossplane-core")
+    env = {**os.environ, **init_env(upstream.source("crossplane-core", "cluster", "crds")),
+           "KUBECONFIG": str(kubeconfig)}
     log = state / "crossplane-init.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") as out:
-        done = subprocess.run([str(a) for a in init_argv(binary, upstream.source("crossplane-core", "cluster", "crds"))],
-                              stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "KUBECONFIG": str(kubeconfig)},
-                              timeout=120, check=False)
-    if done.returncode != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
-        raise ComponentError(f"crossplane core init failed ({done.returncode}; log: {log}):\n{tail}")
+    for attempt in range(1, attempts + 1):
+        with open(log, "ab") as out:
+            done = subprocess.run([str(a) for a in init_argv(binary)], stdout=out, stderr=subprocess.STDOUT,
+                                  env=env, timeout=120, check=False)
+        if done.returncode == 0:
+            return attempt
+        time.sleep(2)
+    tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
+    raise ComponentError(f"crossplane core init failed {attempts} times (log: {log}):\n{tail}")
 
 
 def client_certs(client: Client, state: Path) -> Path:
@@ -85,9 +101,10 @@ class Core:
     def __init__(self, client: Client, kubeconfig: Path, state: Path) -> None:
         self.metrics, self.health = free_port(), free_port()
         (state / "xpkg-cache").mkdir(parents=True, exist_ok=True)
-        argv = start_argv(upstream.binary("crossplane-core"), state, client_certs(client, state),
-                          self.metrics, self.health)
-        self.process = Process("crossplane", argv, state / "crossplane.log", env={"KUBECONFIG": str(kubeconfig)})
+        env = {**start_env(state, client_certs(client, state), self.metrics, self.health),
+               "KUBECONFIG": str(kubeconfig)}
+        self.process = Process("crossplane", start_argv(upstream.binary("crossplane-core")), state / "crossplane.log",
+                               env=env)
         self.process.wait_ready(self.ready, READY_TIMEOUT)
 
     def ready(self) -> bool:

@@ -48,6 +48,7 @@ LABEL_PACKAGE = "pkg.crossplane.io/package"
 PKG_API = "pkg.crossplane.io/v1"
 RUNTIME_HEALTHY = "RuntimeHealthy"
 REVISIONS = ("FunctionRevision", "ProviderRevision")
+POLL = "10s"
 
 
 @dataclass
@@ -126,6 +127,7 @@ class ExternalRuntime:
         self.python = python
         state.mkdir(parents=True, exist_ok=True)
         self.record = state / "runtime.json"
+        self._tls: dict[str, tuple[str, Path]] = {}
         self.runners: dict[str, Runner] = {
             name: Runner(**r) for name, r in (json.loads(self.record.read_text()) if self.record.exists() else {}).items()
         }
@@ -144,7 +146,12 @@ class ExternalRuntime:
             raise
 
     def server_secret(self, package: str) -> tuple[str, Path]:
-        """Ensure ``<package>-tls-server``; returns its name and a folder with its files."""
+        """Ensure ``<package>-tls-server``; returns its name and a folder with its files (once per package)."""
+        if package not in self._tls:
+            self._tls[package] = self._server_secret(package)
+        return self._tls[package]
+
+    def _server_secret(self, package: str) -> tuple[str, Path]:
         name = f"{package}-tls-server"
         found = self._secret(name)
         data = {k: base64.b64decode(v) for k, v in ((found or {}).get("data") or {}).items()}
@@ -181,9 +188,11 @@ class ExternalRuntime:
 
     def _provider(self, rev: dict, package: str, tls_dir: Path, tool: str) -> Runner:
         port = free_port()
-        argv: list = [upstream.binary(tool)]
-        if tool == "provider-kubernetes":  # the only one with a health probe flag
-            argv.append(f"--health-probe-bind-addr=127.0.0.1:{port}")
+        # What a DeploymentRuntimeConfig's args would say: look at remote objects every 10 s
+        # (default 10 min: a lab run would wait that long for a Deployment to turn Available).
+        argv: list = [upstream.binary(tool), f"--poll={POLL}"]
+        if tool == "provider-kubernetes":  # the only one with a health probe flag; watches for spec.watch
+            argv += [f"--health-probe-bind-addr=127.0.0.1:{port}", "--enable-watches"]
         return self._start(rev["metadata"]["name"], "Provider", package, argv,
                            {"KUBECONFIG": str(self.kubeconfig), "TLS_SERVER_CERTS_DIR": str(tls_dir),
                             "POD_NAMESPACE": NAMESPACE}, port)
@@ -206,22 +215,19 @@ class ExternalRuntime:
                 return []
             raise
 
-    def _patch_status(self, kind: str, name: str, change) -> None:
-        path = f"/apis/{PKG_API}/{kind.lower()}s/{name}/status"
-        for _ in range(5):
-            obj = self.client.request("GET", path)
-            status = obj.setdefault("status", {})
-            before = json.dumps(status, sort_keys=True)
-            change(status)
-            if json.dumps(status, sort_keys=True) == before:
-                return
-            try:
-                self.client.request("PUT", path, obj)
-                return
-            except ApiError as err:
-                if err.code != 409:  # a conflict: Crossplane wrote in between; read again
-                    raise
-        raise RuntimeError(f"{kind} {name}: status kept changing under the runtime")
+    def _patch_status(self, kind: str, rev: dict, change) -> None:
+        """Apply ``change`` to the listed revision's status; write only when it changed. A conflict
+        (Crossplane wrote in between) is left to the next pass, which reads it afresh."""
+        status = json.loads(json.dumps(rev.get("status") or {}))
+        change(status)
+        if status == (rev.get("status") or {}):
+            return
+        path = f"/apis/{PKG_API}/{kind.lower()}s/{rev['metadata']['name']}/status"
+        try:
+            self.client.request("PUT", path, {**rev, "status": status})
+        except ApiError as err:
+            if err.code not in (404, 409):
+                raise
 
     def sync(self) -> dict[str, str]:
         """One pass over active revisions; returns package -> one-word state."""
@@ -251,7 +257,7 @@ class ExternalRuntime:
                 s["conditions"] = with_condition(s.get("conditions") or [],
                                                  condition("False", "UnhealthyPackageRevision", why))
 
-            self._patch_status(kind, name, standin_status)
+            self._patch_status(kind, rev, standin_status)
             return "stand-in"
         runner = self.runners.get(package)
         if runner is None or runner.revision != name or not _alive(runner.pid):
@@ -270,7 +276,7 @@ class ExternalRuntime:
                     condition("Unknown", "UnknownPackageRevisionHealth", f"pid {runner.pid} starting (log: {runner.log})"))
             s["conditions"] = with_condition(s.get("conditions") or [], cond)
 
-        self._patch_status(kind, name, change)
+        self._patch_status(kind, rev, change)
         return "running" if healthy else "starting"
 
     def dead(self) -> list[Runner]:
