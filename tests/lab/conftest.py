@@ -11,8 +11,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 from modelplane import paths
 from modelplane.lab import runner
+from modelplane.simulate.world import load_dir
 
 from tests.upstream.need import tool
 
@@ -29,11 +31,13 @@ def need_tools() -> None:
 
 
 def fleet_dir(target: Path) -> Path:
-    """Every cluster the lab tests use: the example fleet's three and the solo cluster."""
+    """Every cluster the lab tests use: the example fleet's and the solo cluster (with their classes)."""
     target.mkdir(parents=True, exist_ok=True)
-    for name in ("inference-classes.yaml", "cluster-existing.yaml", "cluster-gke.yaml", "cluster-eks.yaml"):
-        shutil.copy(paths.EXAMPLES / "fleet" / name, target / name)
-    shutil.copy(SOLO / "cluster.yaml", target / "solo-cluster.yaml")
+    docs = []
+    for source in (paths.EXAMPLES / "fleet", SOLO):
+        xrs, _ = load_dir(source)
+        docs += [d for d in xrs if d.get("kind") in ("InferenceCluster", "InferenceClass")]
+    (target / "clusters.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
     return target
 
 

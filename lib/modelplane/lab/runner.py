@@ -27,6 +27,7 @@ from modelplane.kube.process import Process
 from modelplane.lab import components as C
 from modelplane.lab import fleet as F
 from modelplane.lab import install
+from modelplane.lab.remote import RetryingClient
 from modelplane.lab.state import ClusterInfo, Component, LabState, default_dir, rss_kib, start_ticks
 from modelplane.render.runners import free_port
 from modelplane.simulate.world import load_dir
@@ -59,6 +60,12 @@ class _Recorder:
     def __init__(self, state: LabState) -> None:
         self.state = state
         self.lock = threading.Lock()
+        self.makers: dict[str, Callable[[], Component]] = {}   # label -> start it again
+
+    def drop(self, comp: Component) -> None:
+        with self.lock:
+            self.state.components.remove(comp)
+            self.state.save()
 
     def add(self, name: str, cluster: str, pid: int, log: Path, port: int = 0, **ports: int) -> Component:
         comp = Component(name=name, cluster=cluster, pid=pid, ticks=start_ticks(pid), log=str(log), port=port,
@@ -149,36 +156,37 @@ def _start_cluster(rec: _Recorder, fleet: F.Fleet, cluster: F.Cluster, index: in
     api = APIServer(d, etcd, name=cluster.name, ca=ca, timeout=max(deadline - time.monotonic(), 1.0))
     rec.add("kube-apiserver", cluster.name, api.process.pid, api.process.log, port=api.port)
     say(f"{cluster.name}: kube-apiserver ready at {api.url} ({api.ready_seconds:.1f} s)")
-    client = api.client()
+    client = RetryingClient(api.url, api.paths["ca.crt"], api.paths["admin.crt"], api.paths["admin.key"])
     kubeconfig = Path(api.kubeconfig)
     node_ip = f"10.{200 + index % 50}.0.1"
 
-    kcm_port = free_port()
-    _spawn(rec, cluster.name, "kube-controller-manager", C.controller_manager(
-        tools.find("kube-controller-manager"), kubeconfig, kcm_port, d / "kcm-certs",
-        api.paths["sa.key"], api.paths["ca.crt"]), d, port=kcm_port)
-    sched_port = free_port()
-    _spawn(rec, cluster.name, "kube-scheduler", C.scheduler(
-        tools.find("kube-scheduler"), kubeconfig, sched_port, d / "scheduler-certs"), d, port=sched_port)
+    kcm, sched, kwok = (tools.find(n) for n in ("kube-controller-manager", "kube-scheduler", "kwok"))
+    _spawn(rec, cluster.name, "kube-controller-manager", d, lambda port: (C.controller_manager(
+        kcm, kubeconfig, port, d / "kcm-certs", api.paths["sa.key"], api.paths["ca.crt"]), {}))
+    _spawn(rec, cluster.name, "kube-scheduler", d,
+           lambda port: (C.scheduler(sched, kubeconfig, port, d / "scheduler-certs"), {}))
     stages = d / "kwok-stages.yaml"
     stages.write_text(C.dump_all(C.kwok_stages()))
-    kwok_port = free_port()
-    _spawn(rec, cluster.name, "kwok", C.kwok(tools.find("kwok"), kubeconfig, kwok_port, stages, node_ip), d,
-           port=kwok_port)
+    _spawn(rec, cluster.name, "kwok", d, lambda port: (C.kwok(kwok, kubeconfig, port, stages, node_ip), {}))
 
     t = time.monotonic()
     install.install_crds(client, [*crds, C.disaggregatedset_stub()],
                          timeout=max(deadline - time.monotonic(), 1.0))
     say(f"{cluster.name}: CRDs established ({time.monotonic() - t:.1f} s)")
-    hook_port, health_port = free_port(), free_port()
     certs = d / "lws-certs"
     pair = ca.issue("lws-webhook", ips=("127.0.0.1",), dns=("localhost",), server=True)
     pair.write(certs, "tls")  # tls.crt, tls.key: the names the webhook server reads
-    lws_cfg = d / "lws-config.yaml"
-    lws_cfg.write_text(C.dump_all([C.lws_config(hook_port, health_port, certs)]))
-    install.create_all(client, C.lws_webhooks(hook_port, base64.b64encode(ca.cert).decode()))
-    _spawn(rec, cluster.name, "lws", C.lws(tools.find("lws"), kubeconfig, lws_cfg), d, port=health_port,
-           env=C.LWS_ENV, webhook=hook_port)
+    lws, ca_bundle = tools.find("lws"), base64.b64encode(ca.cert).decode()
+
+    def lws_argv(health_port: int) -> tuple[list[str], dict[str, int]]:
+        hook_port = free_port()
+        cfg = d / "lws-config.yaml"
+        cfg.write_text(C.dump_all([C.lws_config(hook_port, health_port, certs)]))
+        for hook in C.lws_webhooks(hook_port, ca_bundle):  # (re)point the API server at this port
+            client.apply(hook, field_manager="modelplane-lab")
+        return C.lws(lws, kubeconfig, cfg), {"webhook": hook_port}
+
+    _spawn(rec, cluster.name, "lws", d, lws_argv, env=C.LWS_ENV)
 
     install.create_all(client, F.cluster_objects(fleet, cluster))
     secret = d / "kubeconfig-secret.yaml"
@@ -186,15 +194,21 @@ def _start_cluster(rec: _Recorder, fleet: F.Fleet, cluster: F.Cluster, index: in
     rec.cluster(ClusterInfo(name=cluster.name, server=api.url, kubeconfig=str(kubeconfig), secret=str(secret),
                             secret_ref=dict(cluster.secret_ref), node_ip=node_ip))
     t = time.monotonic()
-    _wait_ready(rec.state, cluster, client, deadline)
+    _wait_ready(rec, cluster, client, deadline)
     say(f"{cluster.name}: ready: {sum(p.node_count for p in cluster.pools)} nodes, controllers healthy "
         f"({time.monotonic() - t:.1f} s after the lab objects)")
 
 
-def _spawn(rec: _Recorder, cluster: str, name: str, argv: list[str], d: Path, *, port: int = 0,
-           env: dict[str, str] | None = None, **ports: int) -> Component:
+def _spawn(rec: _Recorder, cluster: str, name: str, d: Path,
+           make: Callable[[int], tuple[list[str], dict[str, int]]], *, env: dict[str, str] | None = None) -> Component:
+    """Start ``name`` on a fresh free port (``make(port)`` -> argv and other ports it serves);
+    remembered so a start that lost its port to another program can be retried."""
+    port = free_port()
+    argv, ports = make(port)
     proc = Process(name, argv, d / f"{name}.log", env=env)
-    return rec.add(name, cluster, proc.pid, proc.log, port=port, **ports)
+    comp = rec.add(name, cluster, proc.pid, proc.log, port=port, **ports)
+    rec.makers[comp.label] = lambda: _spawn(rec, cluster, name, d, make, env=env)
+    return comp
 
 
 def _start_standin(rec: _Recorder, root: Path) -> None:
@@ -238,14 +252,26 @@ def _default_account(client) -> bool:
         return False
 
 
-def _wait_ready(state: LabState, cluster: F.Cluster, client, deadline: float) -> None:
-    comps = [c for c in state.components if c.cluster == cluster.name]
+BIND_RETRIES = 3
+
+
+def _wait_ready(rec: _Recorder, cluster: F.Cluster, client, deadline: float) -> None:
     want = sum(p.node_count for p in cluster.pools)
     pending: list[str] = []
+    retries: dict[str, int] = {}
     while True:
+        comps = [c for c in rec.state.components if c.cluster == cluster.name]
         for comp in comps:
-            if not comp.alive():
-                raise LabError(f"{comp.label} exited during start-up (log: {comp.log}):\n{comp.tail()}")
+            if comp.alive():
+                continue
+            # A free port can be taken by another program between our pick and its bind: pick again.
+            if "address already in use" in comp.tail(5) and retries.get(comp.label, 0) < BIND_RETRIES:
+                retries[comp.label] = retries.get(comp.label, 0) + 1
+                rec.drop(comp)
+                rec.makers[comp.label]()
+                continue
+            raise LabError(f"{comp.label} exited during start-up (log: {comp.log}):\n{comp.tail()}")
+        comps = [c for c in rec.state.components if c.cluster == cluster.name]
         pending = []
         for comp in comps:
             try:
