@@ -68,6 +68,18 @@ class RenderInputs:
     # When set, answers every resource selector instead of the lists above
     # (``modelplane simulate`` answers from its own indexed, cached store).
     fetch: Callable[[fnv1.ResourceSelector], fnv1.Resources] | None = None
+    # When set, converts objects to and from protobuf Structs (``encode``/``decode``), e.g. with a cache.
+    codec: Codec | None = None
+
+
+class Codec:
+    """Objects to protobuf Structs and back: ``as_struct`` and ``_data`` unless a caller brings its own."""
+
+    def encode(self, obj: dict) -> struct_pb2.Struct:
+        return as_struct(obj)
+
+    def decode(self, struct: struct_pb2.Struct) -> dict:
+        return _data(struct)
 
 
 @dataclass
@@ -125,6 +137,7 @@ class _Run:
         self.fetch_required = Fetcher(inputs.required_resources, strict_namespace=strict, xr_namespace=xr_ns)
         if inputs.fetch is not None:
             self.fetch_all = self.fetch_required = _Answer(inputs.fetch)  # type: ignore[assignment]
+        self.codec = inputs.codec or Codec()
         self.fetch_schemas = SchemaFetcher(inputs.schemas)
         self.names = {_name(fn) for fn in inputs.functions}
         self.observed_by_name: dict[str, dict] = {}
@@ -134,9 +147,9 @@ class _Run:
 
     def observed_state(self) -> fnv1.State:
         state = fnv1.State()
-        state.composite.resource.CopyFrom(as_struct(self.inputs.xr))
+        state.composite.resource.CopyFrom(self.codec.encode(self.inputs.xr))
         for key, obj in self.observed_by_name.items():
-            state.resources[key].resource.CopyFrom(as_struct(obj))
+            state.resources[key].resource.CopyFrom(self.codec.encode(obj))
         return state
 
     def credentials(self, step: dict, req: fnv1.RunFunctionRequest) -> None:
@@ -283,10 +296,10 @@ class _Run:
                 dr = desired.resources[key]
                 if dr.ready != fnv1.READY_TRUE:
                     unready.append(key)
-                obj = _data(dr.resource)
+                obj = self.codec.decode(dr.resource)
                 composed.append(finish.composed_metadata(obj, self.inputs.xr, key, self.observed_by_name.get(key)))
             xr = finish.composite(
-                _data(desired.composite.resource),
+                self.codec.decode(desired.composite.resource),
                 self.inputs.xr,
                 _READY.get(desired.composite.ready, "UNSPECIFIED"),
                 unready,

@@ -10,7 +10,8 @@ meet, and each status it writes passes its kind's upstream schema:
   readiness policy, as the provider does: ``SuccessfulCreate``;
   ``DeriveFromObject`` (the remote object's own ``Ready`` condition);
   ``AllTrue``; ``DeriveFromCelQuery`` (the query, evaluated with
-  ``modelplane.cel`` against the observed object). Workloads get the status
+  ``modelplane.cel`` against what ``readiness_view`` keeps of the observed
+  object: the scalar fields and conditions such queries test). Workloads get the status
   the physical model earned them (``physical``/``controllers``);
 - Gateway API and Envoy Gateway kinds report their own conditions
   (``Accepted``, ``Programmed``, ``ResolvedRefs``, with reason and message);
@@ -131,23 +132,13 @@ def _gateway_api(kind: str, manifest: Mapping[str, Any], place: Place) -> dict:
         return {"conditions": [_meta_cond("Accepted", True, "Accepted", "Valid GatewayClass", now, gen)]}
     if kind == "Gateway":
         key = f"{place.name}/Gateway/{meta.get('namespace', '')}/{meta.get('name', '')}"
-        listeners = [{
-            "name": lst.get("name", ""),
-            "supportedKinds": [{"group": GATEWAY_GROUP, "kind": "HTTPRoute"}, {"group": GATEWAY_GROUP, "kind": "GRPCRoute"}],
-            "attachedRoutes": 0,
-            "conditions": [
-                _meta_cond("Programmed", True, "Programmed", "Sending translated listener configuration to the data plane", now, gen),
-                _meta_cond("Accepted", True, "Accepted", "Listener has been successfully translated", now, gen),
-                _meta_cond("ResolvedRefs", True, "ResolvedRefs", "Listener references have been resolved", now, gen),
-            ],
-        } for lst in spec.get("listeners") or []]
         return {
             "addresses": [{"type": "IPAddress", "value": place.book.address(key)}],
             "conditions": [
                 _meta_cond("Accepted", True, "Accepted", "The Gateway has been scheduled by Envoy Gateway", now, gen),
                 _meta_cond("Programmed", True, "Programmed", "Address assigned to the Gateway, 1/1 envoy replicas available", now, gen),
             ],
-            "listeners": listeners,
+            # No listener status: attached routes are not counted here.
         }
     if kind == "HTTPRoute":
         return {"parents": [_route_parent(ref, manifest, place, gen) for ref in spec.get("parentRefs") or []]}
@@ -192,7 +183,37 @@ def _inference_pool(manifest: Mapping[str, Any], place: Place) -> dict:
 _cel_memo: dict[tuple[str, str], tuple[bool, str]] = {}
 
 
+def _scalars(fields: Any) -> dict:
+    if not isinstance(fields, dict):
+        return {}
+    return {k: v for k, v in fields.items() if isinstance(v, (str, int, float, bool))}
+
+
+def readiness_view(observed: Mapping[str, Any]) -> dict:
+    """What a readiness query sees of the observed object.
+
+    Its kind and generation, the scalar fields of its spec and status
+    (``replicas``, ``readyReplicas``, ``succeeded``, ...) and its conditions'
+    type, status and reason: what readiness queries test. Names, selectors,
+    pod templates, addresses and prose are left out, so identical workloads
+    in different places share one evaluation (CEL over a whole Deployment
+    costs milliseconds, and a fleet has thousands).
+    """
+    meta = observed.get("metadata") or {}
+    status = observed.get("status")
+    view: dict[str, Any] = {"apiVersion": observed.get("apiVersion"), "kind": observed.get("kind"),
+                            "metadata": {"generation": meta.get("generation", 1)},
+                            "spec": _scalars(observed.get("spec"))}
+    if isinstance(status, dict):
+        view["status"] = _scalars(status)
+        if isinstance(status.get("conditions"), list):
+            view["status"]["conditions"] = [{k: c[k] for k in ("type", "status", "reason") if k in c}
+                                            for c in status["conditions"] if isinstance(c, dict)]
+    return view
+
+
 def _cel_ready(query: str, observed: Mapping[str, Any]) -> tuple[bool, str]:
+    observed = readiness_view(observed)
     key = (query, json.dumps(observed, sort_keys=True))
     hit = _cel_memo.get(key)
     if hit is None:
@@ -227,10 +248,10 @@ def object_ready(obj: Mapping[str, Any], observed: Mapping[str, Any]) -> tuple[b
 
 def observed_remote(manifest: Mapping[str, Any], place: Place) -> dict:
     """The remote object as the provider reads it back: the manifest, its generation and status."""
-    out = copy.deepcopy(dict(manifest))
-    meta = out.setdefault("metadata", {})
-    kind, ns, name = out.get("kind", ""), meta.get("namespace", ""), meta.get("name", "")
+    meta = dict(manifest.get("metadata") or {})
+    kind, ns, name = manifest.get("kind", ""), meta.get("namespace", ""), meta.get("name", "")
     meta["generation"] = place.generation(kind, ns, name) if kind in WORKLOAD_KINDS else 1
+    out = {**manifest, "metadata": meta}   # shares the manifest's body: nothing here writes to it
     status = remote_status(out, place)
     if status:
         out["status"] = status

@@ -31,8 +31,8 @@ conditions, as Crossplane would show a ReconcileError.
 """
 from __future__ import annotations
 
-import copy
 import hashlib
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -44,6 +44,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import functions, paths
 from modelplane.render import FunctionPool, RenderError, RenderInputs, RenderOutput, reader, render
 from modelplane.simulate import health, nodes
+from modelplane.simulate.codec import CachingCodec
 from modelplane.simulate.physical import Physical, RemoteKey
 from modelplane.simulate.store import Selector, Store, Watches
 from modelplane.simulate.world import KIND_ORDER, Key, World, is_xr, key_of, label
@@ -145,6 +146,9 @@ class Simulator:
         # cluster -> {(owner XR, resource name)} of the Objects and Releases that target it
         self.targets: dict[str, set[tuple[Key, str]]] = {}
         self.physics_dirty: set[str] = set()
+        self.codec = CachingCodec()
+        # child XR -> (its live object, resource name, the view its parent observes)
+        self._views: dict[Key, tuple[dict, str, dict]] = {}
         for key, state in world.xrs.items():
             self.store.put(key, state.obj)
         for obj in world.others:
@@ -166,8 +170,10 @@ class Simulator:
         for reader_key in self.watches.readers(before, after):
             self.mark(reader_key)
         if after is None:
+            self._views.pop(key, None)
             self.watches.forget(key)
             self.due.pop(key, None)
+            self.dirty.discard(key)
         if key[0] == CLUSTER_KIND:
             self.physics_dirty.add(key[2])
             if after is None:
@@ -191,16 +197,21 @@ class Simulator:
 
     # ----- one XR ------------------------------------------------------------------
     def _observed(self, key: Key) -> list[dict]:
-        """Composed resources as Crossplane would observe them."""
+        """Composed resources as Crossplane would observe them (shared, never modified: render only reads)."""
         out = []
         for name, obj in sorted(self.world.xrs[key].composed.items()):
             child_key = key_of(obj)
             if is_xr(obj) and child_key in self.world.xrs:
-                live = copy.deepcopy(self.world.xrs[child_key].obj)
-                live.setdefault("metadata", {}).setdefault("annotations", {})[RESOURCE_NAME] = name
-                out.append(live)
+                live = self.world.xrs[child_key].obj
+                seen = self._views.get(child_key)
+                if seen is None or seen[0] is not live or seen[1] != name:
+                    meta = live.get("metadata") or {}
+                    view = {**live, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}),
+                                                                          RESOURCE_NAME: name}}}
+                    seen = self._views[child_key] = (live, name, view)
+                out.append(seen[2])
             else:
-                out.append(copy.deepcopy(obj))
+                out.append(obj)
         return out
 
     def _inputs(self, key: Key) -> tuple[RenderInputs, list[tuple[Selector, str]]] | str:
@@ -217,9 +228,9 @@ class Simulator:
             return self.store.fetch(s, xr_ns)
 
         inputs = RenderInputs(
-            xr=copy.deepcopy(state.obj), composition=comp, functions=self.functions,
+            xr=state.obj, composition=comp, functions=self.functions,
             observed=self._observed(key), timeout=self.timeout, strict_namespace=True, fetch=fetch,
-            context={NOW_CONTEXT: self.world.now()},
+            context={NOW_CONTEXT: self.world.now()}, codec=self.codec,
         )
         return inputs, reads
 
@@ -276,13 +287,15 @@ class Simulator:
             if target:
                 self._retarget(key, name, previous, target)
                 # The cluster's controllers report on it after its physical model settles.
-                status = copy.deepcopy((previous or {}).get("status") or {})
+                status = (previous or {}).get("status") or {}
             else:
                 place = health.Place("control-plane", self.world.now(), self.book)
                 status = health.composed_status(obj, place, ready=self._ready(name, obj))
                 status = health.restamp(status, (previous or {}).get("status"))
             if status:  # a kind without a status (an HTTPRouteFilter) gets none
                 obj["status"] = status
+            if previous is not None and previous == obj:
+                obj = previous  # unchanged: keep the stored object (its protobuf form is cached by identity)
             if target and (previous is None or _without_status(previous) != _without_status(obj)):
                 self.physics_dirty.add(target)
             new[name] = obj
@@ -299,9 +312,7 @@ class Simulator:
         if changed and key[0] == CLUSTER_KIND:
             self.physics_dirty.add(key[2])  # a node pool may have come up
         for child in children:
-            body = copy.deepcopy(child)
-            body.pop("status", None)
-            self.world.apply(body, parent=key)
+            self.world.apply(_without_status(child), parent=key, copy=False)
         if changed:
             self.mark(key)
 
@@ -327,6 +338,9 @@ class Simulator:
                 classes[name] = cls.obj.get("spec") or {}
         ready = _ready_pools(state.composed)
         key = nodes.fingerprint(state.obj, classes, ready)
+        known = self.physical.clusters.get(cluster)
+        if known is not None and known.hardware_key == key:
+            return known.hardware, key
         try:
             return nodes.build(state.obj, classes, ready), key
         except Exception as err:  # noqa: BLE001 - a cluster the lab builders refuse has no hardware
@@ -406,8 +420,19 @@ class Simulator:
         if self.on_round is not None:
             self.on_round(self, self.rounds)
 
+    def start_functions(self) -> None:
+        """Start every function the Compositions name at once, so their start-ups overlap."""
+        used = {str((step.get("functionRef") or {}).get("name", ""))
+                for comp in self.compositions.values() for step in (comp.get("spec") or {}).get("pipeline") or []}
+        wanted = [fn for fn in self.functions if (fn.get("metadata") or {}).get("name") in used]
+        try:
+            self.pool.start(wanted, time.monotonic() + self.timeout)
+        except RenderError:
+            pass  # each render reports it against its XR
+
     def run(self, max_rounds: int = 30) -> Outcome:
         """Reconcile until the fixed point, or give up after ``max_rounds`` more rounds."""
+        self.start_functions()
         self._physics()
         executor = ThreadPoolExecutor(self.workers) if self.workers > 1 else None
         start = self.rounds

@@ -18,7 +18,7 @@ index it and wake whoever reads it.
 """
 from __future__ import annotations
 
-import copy
+import copy as _copy
 import datetime
 import json
 import uuid
@@ -99,11 +99,12 @@ class World:
             listener(key, before, after, parent)
 
     # ----- writes ------------------------------------------------------------
-    def apply(self, obj: dict, parent: Key | None = None) -> Key:
+    def apply(self, obj: dict, parent: Key | None = None, copy: bool = True) -> Key:
         """Create or update an XR like the API server would (spec wins, status kept).
 
-        An update that changes nothing is not a change (no listener hears it)."""
-        obj = copy.deepcopy(obj)
+        An update that changes nothing is not a change (no listener hears it).
+        ``copy=False`` takes ``obj`` as it is (the caller hands it over)."""
+        obj = _copy.deepcopy(obj) if copy else {**obj, "metadata": dict(obj.get("metadata") or {})}
         key = key_of(obj)
         meta = obj.setdefault("metadata", {})
         state = self.xrs.get(key)
@@ -160,7 +161,7 @@ class World:
 
     def candidates(self) -> list[dict]:
         """Everything a function may require: XRs with their status, and the rest."""
-        return [copy.deepcopy(self.xrs[k].obj) for k in self.ordered()] + copy.deepcopy(self.others)
+        return [_copy.deepcopy(self.xrs[k].obj) for k in self.ordered()] + _copy.deepcopy(self.others)
 
     def snapshot(self) -> dict[str, Any]:
         return {
