@@ -16,3 +16,8 @@ lab-test: $(STAMP) ## Lab tests with real API servers, scheduler, kwok and LWS (
 	MODELPLANE_REQUIRE_TOOLS=1 $(PYTEST) -m lab tests/lab
 
 .PHONY: lab-up lab-status lab-down lab-test
+
+lab-bench: $(STAMP) ## Lab start-up time and memory for 1, 3 and all example clusters (needs make tools)
+	$(BIN)/python -m tests.lab.bench
+
+.PHONY: lab-bench
