@@ -119,7 +119,7 @@ BAD = [
     BadCase("Namespace name is a DNS label", {"apiVersion": "v1", "kind": "Namespace",
                                               "metadata": {"name": "a.b"}}, "metadata.name: Invalid value"),
     BadCase("label value too long", set_at(deployment(), ["metadata", "labels", "app"], "x" * 64),
-            "metadata.labels[app]: Invalid value"),
+            "metadata.labels: Invalid value"),
     BadCase("quantity syntax", set_at(deployment(), ["spec", "template", "spec", "containers", 0, "resources",
                                                      "limits", "memory"], "16 gigs"),
             "resources.limits[memory]: Invalid value"),

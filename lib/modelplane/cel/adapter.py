@@ -178,6 +178,31 @@ def _bind(name: str, fn: Any) -> Any:
 _FUNCTIONS = {lib: {name: _bind(name, fn) for name, fn in fns.items()} for lib, fns in LIBRARIES.items()}
 
 
+def _unequal_types(equal: bool) -> Any:
+    """cel-go's runtime ``==``/``!=``: numbers compare by value, other values of different types are unequal."""
+    base = celpy.evaluation.bool_eq if equal else celpy.evaluation.bool_ne
+
+    def call(a: Any, b: Any) -> Any:
+        if isinstance(a, CELEvalError) or isinstance(b, CELEvalError):
+            return a if isinstance(a, CELEvalError) else b
+        try:
+            return base(a, b)
+        except TypeError:
+            numbers = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+            numeric = all(isinstance(v, numbers) and not isinstance(v, celtypes.BoolType) for v in (a, b))
+            same = numeric and (float(a) == float(b) if celtypes.DoubleType in (type(a), type(b)) else int(a) == int(b))
+            return celtypes.BoolType(same if equal else not same)
+
+    call.__name__ = "_==_" if equal else "_!=_"
+    return call
+
+
+# x-kubernetes-validations run on cel-go, which compares a dyn value (an int-or-string field) with a
+# value of another type as unequal, not as an error (a static mismatch never compiles into a CRD).
+# DRA selectors keep the error: see "Semantics worth knowing" above.
+_FUNCTIONS["kubernetes"].update({"_==_": _unequal_types(True), "_!=_": _unequal_types(False)})
+
+
 # -- evaluation -----------------------------------------------------------
 class _OverBudget(BaseException):
     """Raised through the engine when an evaluation runs out of steps (or, with ``cpu``, of time).

@@ -5,7 +5,8 @@ through discovery, and returns the server's Status on failure as an
 ``ApiError`` whose ``causes`` carry the field paths the server reports
 (``spec.replicas``), so they can be compared with ``modelplane validate``.
 Server-side apply uses the ``application/apply-patch+yaml`` content type
-(JSON is YAML), optionally as a dry run.
+(JSON is YAML), optionally as a dry run. Writes ask for strict field
+validation (kubectl's default): an unknown field is an error, not pruned.
 """
 from __future__ import annotations
 
@@ -122,26 +123,37 @@ class Client:
                 for r in listing.get("resources", []) if "/" not in r["name"]}
 
     def path_of(self, obj: dict, subresource: str | None = None, named: bool = True) -> str:
+        """The object's URL path; a namespaced object without a namespace goes to ``default``, as with kubectl."""
         meta = obj.get("metadata") or {}
         res = self.resource(obj["apiVersion"], obj["kind"])
-        return res.path(meta.get("namespace"), meta.get("name") if named else None, subresource)
+        namespace = meta.get("namespace") or ("default" if res.namespaced else None)
+        return res.path(namespace, meta.get("name") if named else None, subresource)
 
     # ----- verbs ---------------------------------------------------------------
     def get(self, obj_or_path: dict | str) -> Any:
         return self.request("GET", obj_or_path if isinstance(obj_or_path, str) else self.path_of(obj_or_path))
 
     def create(self, obj: dict, *, dry_run: bool = False) -> dict:
-        query = {"dryRun": "All"} if dry_run else None
+        query = {"fieldValidation": "Strict"}
+        if dry_run:
+            query["dryRun"] = "All"
         return self.request("POST", self.path_of(obj, named=False), obj, query=query)
 
     def apply(self, obj: dict, *, dry_run: bool = False, subresource: str | None = None,
               field_manager: str = FIELD_MANAGER, force: bool = True) -> dict:
         """Server-side apply (``kubectl apply --server-side``)."""
-        query = {"fieldManager": field_manager, "force": "true" if force else "false"}
+        query = {"fieldManager": field_manager, "force": "true" if force else "false", "fieldValidation": "Strict"}
         if dry_run:
             query["dryRun"] = "All"
         return self.request("PATCH", self.path_of(obj, subresource), obj,
                             content_type="application/apply-patch+yaml", query=query)
+
+    def replace(self, obj: dict, *, dry_run: bool = False, subresource: str | None = None) -> dict:
+        """PUT: the object becomes exactly ``obj`` (which must carry the current resourceVersion)."""
+        query = {"fieldValidation": "Strict"}
+        if dry_run:
+            query["dryRun"] = "All"
+        return self.request("PUT", self.path_of(obj, subresource), obj, query=query)
 
     def delete(self, obj: dict) -> Any:
         return self.request("DELETE", self.path_of(obj))

@@ -139,15 +139,17 @@ def _string_map(value: object, path: str, value_rule: Callable[[str], str | None
         return []
     if not isinstance(value, dict):
         return [Problem(path, f"Invalid value: {show(value)}: must be of type object")]
+    # Kubernetes reports a bad key or value at the map itself (metadata.labels), showing the
+    # offending text; only a value that is not a string is placed at its key.
     out = []
     for key, item in value.items():
-        at = entry(path, key)
         if why := qualified_name(str(key)):
-            out.append(Problem(at, f"Invalid value: {show(key)}: {why}"))
+            out.append(Problem(path, f"Invalid value: {show(key)}: {why}"))
         if not isinstance(item, str):
-            out.append(Problem(at, f"Invalid value: {show(item)}: must be of type string (quote it in YAML)"))
+            out.append(Problem(entry(path, key), f"Invalid value: {show(item)}: must be of type string (quote it "
+                                                 "in YAML)"))
         elif value_rule and (why := value_rule(item)):
-            out.append(Problem(at, f"Invalid value: {show(item)}: {why}"))
+            out.append(Problem(path, f"Invalid value: {show(item)}: {why}"))
     return out
 
 
