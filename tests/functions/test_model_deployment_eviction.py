@@ -58,6 +58,7 @@ SOLO = [cluster("solo", ("gpu", H100, 1))]
     ("cluster has not published pools", {"clusters": [{**SOLO[0], "status": {"conditions": []}}], "classes": CLASSES}),
     ("cluster NotReady, its pool reporting no nodes", inputs(cluster("solo", ("gpu", H100, 0), ready=False))),
     ("the pool's class is not observed", {"clusters": SOLO, "classes": []}),
+    ("no InferenceCluster listed at all (not read as all deleted)", {"clusters": [], "classes": CLASSES}),
 ])
 def test_held_replicas_keep_every_child(name, required):
     xr = _five_gpus("a", "2026-01-01T00:00:00Z")
@@ -87,7 +88,7 @@ EVICTIONS = [
     ("class no longer matches the selector",
      [cluster("solo", ("gpu", L4, 1))],  # the pool now names a 1-GPU class: 5 pods do not fit the request
      None),
-    ("cluster deleted", [], "cluster solo no longer exists"),
+    ("cluster deleted", [cluster("other", ("gpu", L4, 1))], "cluster solo no longer exists"),
 ]
 
 

@@ -75,6 +75,7 @@ def test_each_eviction_cause_is_reported(case: EvictCase) -> None:
 
 HOLDS = [
     ("clusters not fetched", (), False, None),
+    ("no cluster listed at all", (), True, None),
     ("cluster has not published pools", (_cluster("a", pools="unknown"),), True, None),
     ("cluster NotReady with no usable nodes", (_cluster("a", ready=False, pools=[_pool(nodes=0)]),), True, None),
     ("the pool's class is not observed", (_cluster("a", pools=[_pool("a100", cls="unknown-class")]),), True, None),

@@ -26,7 +26,8 @@ A current replica is EVICTED (it lost its place) when:
   (checked by ``plan.replay``): it is overcommitted.
 
 It is HELD (kept untouched and reported) when it cannot be judged yet or
-should not be judged now: the clusters were not fetched, its cluster has
+should not be judged now: the clusters were not fetched or none is listed
+at all (an empty fleet is not read as every cluster deleted), its cluster has
 not published pools, a class its pools name is not known, or its cluster
 is not Ready (a NotReady cluster may report its pools with no usable nodes
 for a while; that must not evict anything). Labels on a cluster that still
@@ -62,6 +63,7 @@ class Verdict:
 
 NOT_OBSERVED = "not observed yet"
 NOT_READY = "not Ready"
+NO_CLUSTERS = "no InferenceCluster listed"
 
 
 def _common(deployment: Deployment, fleet: Fleet, current: Current, cluster: Cluster | None) -> Verdict | None:
@@ -69,6 +71,10 @@ def _common(deployment: Deployment, fleet: Fleet, current: Current, cluster: Clu
     if not fleet.clusters_known:
         return Verdict(current, HOLD, NOT_OBSERVED)
     if cluster is None:
+        if not fleet.clusters:
+            # Like the node lifecycle controller's full disruption: an empty
+            # listing is not taken as every cluster deleted at once.
+            return Verdict(current, HOLD, NO_CLUSTERS)
         return Verdict(current, EVICT, f"cluster {current.cluster} no longer exists")
     drain = untolerated(deployment.tolerations, cluster.taints, (NO_EXECUTE,))
     if drain:
