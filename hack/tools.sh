@@ -18,6 +18,10 @@ jobs="${MODELPLANE_TOOLS_JOBS:-1}"
 k8s_x='-X k8s.io/component-base/version.gitVersion=v$V -X k8s.io/component-base/version.gitMajor=$MAJ -X k8s.io/component-base/version.gitMinor=$MIN -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/client-go/pkg/version.gitVersion=v$V -X k8s.io/client-go/pkg/version.gitMajor=$MAJ -X k8s.io/client-go/pkg/version.gitMinor=$MIN -X k8s.io/client-go/pkg/version.gitTreeState=clean'
 xp_x='-X github.com/crossplane/crossplane/v2/internal/version.version=v$V -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v$V'
 
+# The providers have no flag for controller-runtime's metrics address and both take :8080, so two
+# on one host collide (docs/e2e-crossplane.md); the default lives in a variable: switch it off.
+metrics_off='-X sigs.k8s.io/controller-runtime/pkg/metrics/server.DefaultBindAddress=0'
+
 # name | module dir under hack/tools | pinned module (its version names the cache dir) | main package | extra -ldflags
 # The name is also the binary's name. Order = build order (most wanted first).
 table="
@@ -29,8 +33,8 @@ kube-controller-manager|.|k8s.io/kubernetes|k8s.io/kubernetes/cmd/kube-controlle
 kube-scheduler|.|k8s.io/kubernetes|k8s.io/kubernetes/cmd/kube-scheduler|$k8s_x
 kwok|kwok|sigs.k8s.io/kwok|sigs.k8s.io/kwok/cmd/kwok|
 crossplane-core|crossplane-core|github.com/crossplane/crossplane/v2|github.com/crossplane/crossplane/v2/cmd/crossplane|$xp_x
-provider-kubernetes|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|-X github.com/crossplane-contrib/provider-kubernetes/internal/version.Version=v\$V
-provider-helm|provider-helm|github.com/crossplane-contrib/provider-helm|github.com/crossplane-contrib/provider-helm/cmd/provider|-X github.com/crossplane-contrib/provider-helm/pkg/version.Version=v\$V
+provider-kubernetes|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|-X github.com/crossplane-contrib/provider-kubernetes/internal/version.Version=v\$V $metrics_off
+provider-helm|provider-helm|github.com/crossplane-contrib/provider-helm|github.com/crossplane-contrib/provider-helm/cmd/provider|-X github.com/crossplane-contrib/provider-helm/pkg/version.Version=v\$V $metrics_off
 lws|lws|sigs.k8s.io/lws|sigs.k8s.io/lws/cmd|-X sigs.k8s.io/lws/pkg/version.GitVersion=v\$V
 "
 
