@@ -12,8 +12,9 @@ is due (lib/deployment).
 import dataclasses
 
 from modelplane import conditions as C
-from modelplane.deployment import drain, failover, inputs, observed, rollout, status
+from modelplane.deployment import drain, inputs, observed, rollout, status
 from modelplane.deployment.compose import children
+from modelplane.deployment.plan import plan
 from modelplane.deployment.revision import revision
 from modelplane.deployment.strategy import read_failover, read_strategy
 from modelplane.deployment.validate import check_selectors
@@ -55,27 +56,15 @@ def compose(c: Composition) -> None:
         c.warning(w)
 
     # Failover and the rollout step decide which observed replicas count.
-    active = [k for k in own.replicas if not k.draining]
-    down = failover.outages(clusters, infos.since, {k.cluster for k in active}, after, now)
-    failed = {name for name, o in down.items() if o.failed}
-    outdated = {k.key for k in own.replicas if k.revision and k.revision != rev}
-    new = [k for k in active if k.key not in outdated and k.cluster not in failed]
-    old = [k for k in active if k.key in outdated and k.cluster not in failed]
-    up = {cl.name for cl in clusters if cl.ready and cl.pools is not None}
-    step = rollout.step(strategy, dep.replicas, rev, new, old,
-                        sum(1 for k in own.replicas if k.draining and k.key in outdated),
-                        lambda k: k.cluster in up)
-    current = [k.current(extra=bool(k.draining) or k.key in outdated or k.cluster in failed)
-               for k in own.replicas]
+    p = plan(own.replicas, clusters, infos.since, rev, strategy, dep.replicas, after, now)
 
     fleet = Fleet(clusters=clusters, classes=classes, cache_ready=cache.ready if cache else None,
                   terminating=inputs.Terminating(structs, dep.key, live))
-    sched = schedule(dataclasses.replace(dep, replicas=step.target), fleet, current)
-    leaving = drain.removals(own.replicas, sched, step.retire)
+    sched = schedule(dataclasses.replace(dep, replicas=p.step.target), fleet, p.current)
+    leaving = drain.removals(own.replicas, sched, p.step.retire)
 
-    replaced = {k.key: down[k.cluster].since for k in active if k.cluster in failed}
     kids = children(dep, c.spec, (c.xr.get("metadata") or {}).get("labels"), sched, infos, cache, c.observed,
-                    own, leaving, rev, replaced)
+                    own, leaving, rev, p.replaced)
     for name, (obj, ready) in kids.desired.items():
         c.desire(name, obj, ready=ready)
     for name in kids.drop:
@@ -94,11 +83,11 @@ def compose(c: Composition) -> None:
     progress = rollout.progress(
         strategy, dep.replicas, rev, sched,
         lambda i, cl: (k := by_key.get((i, cl))) is not None and k.available,
-        outdated=len(outdated - deleted), retiring=len(step.retire), in_flight=bool(leaving))
+        outdated=len(p.outdated - deleted), retiring=len(p.step.retire), in_flight=bool(leaving))
     c.condition(C.PROGRESSING, progress.status, progress.reason, progress.message)
     c.set_ready(status.ready(fields))
 
-    waits = [w for w in (failover.wake_in(down.values(), after, now),) if w is not None]
+    waits = [p.wake] if p.wake is not None else []
     if any(r.phase == drain.DRAINING for r in leaving):
         waits.append(DRAIN_RECHECK_SECONDS)
     if waits:

@@ -17,6 +17,8 @@ Modules:
 - ``strategy``: ``spec.strategy`` and ``spec.failover`` resolved to numbers.
 - ``rollout``: one rolling-update (or Recreate) step, and Progressing.
 - ``failover``: which clusters are down, which have failed, when to look again.
+- ``plan``: failover and the rollout step together: which observed
+  replicas count, which are extra, how many the scheduler keeps.
 - ``drain``: how a replica leaves: out of routing first, deleted later.
 - ``compose``: the ModelReplica and ModelEndpoint builders and which
   children to desire, keep or drop.
