@@ -5,17 +5,24 @@ A case holds its inputs, an optional ``args`` file (one argument a line,
 ``expected.stderr`` (exit 1, nothing on stdout). Functions are the fixture
 script, run as a real gRPC server and dialled through the Development
 runtime, unless the case brings its own ``functions.yaml`` (Modelplane's
-functions, e.g. the InferenceCluster cases over examples/platform). The same cases run through the real CLI (v2.2, classic render) when
-`make tools` built it or CROSSPLANE_BIN names one; otherwise they skip.
+functions, e.g. the InferenceCluster cases over examples/platform; render
+starts them). The same cases run through the real CLI (v2.2, classic render)
+when `make tools` built it or CROSSPLANE_BIN names one, otherwise they skip;
+the CLI dials Modelplane's functions served by `modelplane serve`.
 Regenerate goldens with MODELPLANE_UPDATE_GOLDENS=1, then read them.
 """
 from __future__ import annotations
 
+import contextlib
 import subprocess
 
 import pytest
+import yaml
+from modelplane import functions
+from modelplane.render.runners import ANNOTATION_RUNTIME
 
 from tests.render.helpers import CASES, UPDATE, case_argv, case_names, run_cli, script_function
+from tests.support import serve_process
 from tests.upstream.need import tool
 
 
@@ -23,6 +30,19 @@ from tests.upstream.need import tool
 def target():
     with script_function() as t:
         yield t
+
+
+@pytest.fixture(scope="module")
+def served():
+    """Modelplane function -> the address of its `modelplane serve`, started on first use."""
+    with contextlib.ExitStack() as stack:
+        started: dict[str, str] = {}
+
+        def address(function: str) -> str:
+            if function not in started:
+                started[function] = stack.enter_context(serve_process(function, "--insecure"))
+            return started[function]
+        yield address
 
 
 def _golden(name: str) -> tuple[int, str]:
@@ -51,11 +71,17 @@ def test_case(name, target):
 
 
 @pytest.mark.parametrize("name", case_names())
-def test_case_matches_crossplane(name, target):
-    if (CASES / name / "functions.yaml").exists():
-        pytest.skip("runs Modelplane's own functions, whose images the crossplane CLI cannot pull here")
+def test_case_matches_crossplane(name, target, served):
     binary = tool("crossplane")["crossplane"]
-    argv = [binary, "render", *case_argv(name, target)]
+    d = CASES / name
+    if (d / "functions.yaml").exists():
+        # Modelplane's own functions: the CLI would pull their images; serve the one the
+        # Composition's steps use and have the CLI dial it as the Development runtime.
+        steps = yaml.safe_load((d / "composition.yaml").read_text())["spec"]["pipeline"]
+        (function,) = {functions.canonical(s["functionRef"]["name"]) for s in steps}
+        argv = [binary, "render", *case_argv(name, served(function)), "-a", f"{ANNOTATION_RUNTIME}=Development"]
+    else:
+        argv = [binary, "render", *case_argv(name, target)]
     proc = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120)
     want_code, want = _golden(name)
     assert proc.returncode == want_code, proc.stderr
