@@ -57,7 +57,7 @@ done <<<"$table"
 want=("$@")
 [ ${#want[@]} -gt 0 ] || want=("${names[@]}")
 for n in "${want[@]}"; do
-	case "$n" in -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; echo "Tools: ${names[*]}"; exit 0;; esac
+	case "$n" in -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; echo "Tools: ${names[*]}"; exit 0;; esac
 	[ -n "${row[$n]:-}" ] || die "unknown tool '$n' (known: ${names[*]})."
 done
 
@@ -115,6 +115,7 @@ build() {
 		return 1
 	fi
 	fingerprint "$d" "${row[$n]}" >"$tmp/.fingerprint"
+	chmod 755 "$tmp"
 	rm -rf "$out"; mv "$tmp" "$out"
 	echo "$n v$v: built in $((SECONDS - start)) s"
 }
