@@ -15,6 +15,7 @@ from modelplane.lab.backend import LabPhysical
 from modelplane.lab.remote import Remote
 from modelplane.simulate import report
 from modelplane.simulate.loop import simulate
+from modelplane.simulate.world import load_dir
 
 from tests.lab.conftest import SOLO
 
@@ -149,3 +150,23 @@ def test_simulate_and_the_lab_agree_on_the_solo_fleet(solo_runs):
     assert _placements(l_world) == _placements(m_world)
     assert _ready(l_world) == _ready(m_world)
     assert _capacity(l_sim) == _capacity(m_sim)
+
+
+WRONG_CLASS = Path(__file__).resolve().parent / "fleets" / "wrong-class"
+
+
+def test_pods_the_real_scheduler_cannot_bind_stay_pending_and_block_readiness(lab):
+    """The class says H200, the lab's node publishes H100s: placed by the fleet scheduler, Pending on
+    the cluster, not Ready; simulate with --hardware (the real class) says the same."""
+    world, outcome, sim, _ = _run(WRONG_CLASS, lab)
+    assert outcome.converged, outcome.still_changing
+    assert {r[0]: r[2] for r in _placements(world)}["ml-team/wants-h200"] == "solo"
+    assert _ready(world)["ModelDeployment/ml-team/wants-h200"] == "False"
+    pending = sim.physical.clusters["solo"].pending()
+    assert len(pending) == 1 and "cannot allocate all claims" in pending[0].reason
+    assert pending[0].owner.startswith("Deployment/ml-team/wants-h200")
+    real = next(d for d in load_dir(SOLO)[0] if d["kind"] == "InferenceClass")
+    m_world, _, m_sim = simulate(WRONG_CLASS, hardware={"h100-8x": real["spec"]})
+    assert _placements(world) == _placements(m_world)
+    assert _ready(world) == _ready(m_world)
+    assert [p.owner for p in m_sim.physical.clusters["solo"].pending()] == [p.owner for p in pending]

@@ -165,9 +165,16 @@ class LabPhysical:
         self.remote = remote
         self.clusters: dict[str, LabCluster] = {}
         self.unsettled: set[str] = set()
+        self.syncs = 0
+        self.seconds = {"reset": 0.0, "apply": 0.0, "settle": 0.0, "read": 0.0}
         if reset:
-            for name in sorted(remote.clients):
+            start = time.monotonic()
+            names = sorted(remote.clients)
+            for name in names:       # every cluster's deletions first, then the waits: they overlap
+                self.reset(name, wait=False)
+            for name in names:
                 self.reset(name)
+            self.seconds["reset"] += time.monotonic() - start
 
     @classmethod
     def load(cls, root: Path, *, reset: bool = True) -> LabPhysical:
@@ -184,11 +191,15 @@ class LabPhysical:
         cluster = self.clusters.get(name) or LabCluster(name, self.remote)
         self.clusters[name] = cluster
         wanted = {_full_key(m): (dict(m), m.get("kind") != "Namespace") for m in manifests.values()}
+        self.syncs += 1
+        t0 = time.monotonic()
         applied = self.remote.sync(name, wanted)
+        t1 = time.monotonic()
         if self.remote.settle([name]):
             self.unsettled.add(name)
         else:
             self.unsettled.discard(name)
+        t2 = time.monotonic()
         cluster.hardware, cluster.hardware_key = hardware, hardware_key
         cluster.manifests = {k: dict(m) for k, m in manifests.items()}
         cluster.errors = {}
@@ -198,6 +209,9 @@ class LabPhysical:
             if result is not None and result.error:
                 cluster.errors[key] = result.error
             cluster.live[key] = self.remote.read(name, manifest)
+        self.seconds["apply"] += t1 - t0
+        self.seconds["settle"] += t2 - t1
+        self.seconds["read"] += time.monotonic() - t2
         return cluster
 
     def forget(self, name: str) -> None:
@@ -225,7 +239,7 @@ class LabPhysical:
                               f"{missing[0][0]} of pool {missing[0][1]} with {missing[0][2]} devices); run "
                               f"`modelplane lab down` and `modelplane lab up` on this directory")
 
-    def reset(self, name: str, timeout: float = 60.0) -> None:
+    def reset(self, name: str, timeout: float = 60.0, *, wait: bool = True) -> None:
         """Remove everything earlier runs applied to cluster ``name``: a run starts from empty clusters."""
         client = self.remote.clients[name]
         for ns in client.get("/api/v1/namespaces").get("items") or []:
@@ -242,6 +256,8 @@ class LabPhysical:
             for obj in items:
                 if "modelplane.ai/lab" not in (obj["metadata"].get("labels") or {}):
                     _delete(client, f"/apis/{api}/{plural}/{obj['metadata']['name']}")
+        if not wait:
+            return
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             left = [ns["metadata"]["name"] for ns in client.get("/api/v1/namespaces").get("items") or []
