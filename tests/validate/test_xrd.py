@@ -98,7 +98,7 @@ def test_injected_fields_override_xrd_fields() -> None:
     assert st["conditions"]["x-kubernetes-list-type"] == "map"
     assert st["conditions"]["x-kubernetes-list-map-keys"] == ["type"]
     assert st["conditions"]["items"]["required"] == ["lastTransitionTime", "reason", "status", "type"]
-    assert "crossplane" in st
+    assert "crossplane" not in st  # modern XRs: Crossplane injects status.conditions only
 
 
 def test_root_rules_and_preserve_unknown_are_kept() -> None:

@@ -9,7 +9,8 @@ schema starts from a fixed base (``type: object``, ``required: [spec]``,
 and takes the XRD's spec/status properties, required, validations,
 preserve-unknown-fields and oneOf. Crossplane's own fields are injected last
 and **override** same-named XRD fields: ``spec.crossplane`` (or, for legacy
-v1 XRDs, the top of ``spec``) and ``status.conditions`` / ``status.crossplane``.
+v1 XRDs, the top of ``spec``) and ``status.conditions`` (plus, for legacy XRs only,
+``status.connectionDetails`` and ``claimConditionTypes``).
 
 Root-level ``x-kubernetes-validations`` are kept (Crossplane >= v2.2, crossplane#7018),
 so a root rule may read ``self.metadata.name``.
@@ -191,13 +192,12 @@ def status_props(scope: str) -> dict:
             },
         },
     }
+    # Modern (Namespaced, Cluster) XRs get conditions only: no status.crossplane (crossplane-runtime
+    # v2.3 xcrd.CompositeResourceStatusProps; the e2e suite compares with the CRDs Crossplane serves).
     if scope == "LegacyCluster":
         props["connectionDetails"] = published
         props["claimConditionTypes"] = {"type": "array", "x-kubernetes-list-type": "set",
                                         "items": {"type": "string"}}
-    else:
-        props["crossplane"] = {"type": "object", "properties": {"connectionDetails": published},
-                               "description": "Indicates how Crossplane is reconciling this composite resource"}
     return props
 
 
