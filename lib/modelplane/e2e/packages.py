@@ -18,9 +18,14 @@ two ImageConfigs send Crossplane there.
 """
 from __future__ import annotations
 
+import gzip
+import hashlib
+import io
+import json
 import re
 import shutil
 import subprocess
+import tarfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,12 +179,60 @@ def local_ref(registry: str, pkg: Package) -> str:
     return f"{registry}/{pkg.path}:{pkg.tag}"
 
 
+def package_yaml(root: Path) -> bytes:
+    """``package.yaml`` of a package root: ``crossplane.yaml`` first, then every other YAML
+    document under the root in path order, each written back as parsed (no typed schema)."""
+    files = [root / "crossplane.yaml"] + sorted(p for p in root.rglob("*.yaml") if p != root / "crossplane.yaml")
+    docs = [d for f in files for d in yaml.safe_load_all(f.read_text()) if d]
+    return "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs).encode()
+
+
+def _tar(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def xpkg_tarball(root: Path) -> bytes:
+    """An xpkg as ``crossplane xpkg build`` writes it (an image tarball, one layer holding
+    ``package.yaml``, labelled ``io.crossplane.xpkg: base``), built without a typed parse.
+
+    Why not the CLI here: the v2.2 CLI (the one `make tools` pins) re-encodes every object
+    through its own Go types and drops XRD fields it does not know, such as
+    ``versions[].subresources.scale`` (new in Crossplane v2.3): ModelDeployment would lose
+    ``kubectl scale``. Crossplane reads this layout (annotated layer, else the flattened
+    filesystem: crossplane-runtime v2.3 ``xpkg.ExtractPackageYAML``)."""
+    layer = _tar({"package.yaml": package_yaml(root)})
+    gz = io.BytesIO()
+    with gzip.GzipFile(fileobj=gz, mode="wb", mtime=0) as f:
+        f.write(layer)
+    blob = gz.getvalue()
+    diff_id, digest = hashlib.sha256(layer).hexdigest(), hashlib.sha256(blob).hexdigest()
+    config = json.dumps({
+        "architecture": "", "os": "", "created": "0001-01-01T00:00:00Z",
+        "history": [{"created": "0001-01-01T00:00:00Z"}],
+        "rootfs": {"type": "layers", "diff_ids": [f"sha256:{diff_id}"]},
+        "config": {"Labels": {f"io.crossplane.xpkg:sha256:{digest}": "base"}},
+    }, separators=(",", ":")).encode()
+    config_name = f"sha256:{hashlib.sha256(config).hexdigest()}"
+    manifest = json.dumps([{"Config": config_name, "RepoTags": None, "Layers": [f"{digest}.tar.gz"]}]).encode()
+    return _tar({"manifest.json": manifest, config_name: config, f"{digest}.tar.gz": blob})
+
+
 def build_and_push(crossplane: Path, pkg: Package, registry: str, workdir: Path) -> str:
-    """``crossplane xpkg build`` then ``crossplane xpkg push``; returns the local reference."""
+    """Build (``crossplane xpkg build``; the Configuration: ``xpkg_tarball``), then
+    ``crossplane xpkg push``; returns the local reference."""
     out = workdir / f"{pkg.path.replace('/', '_')}.xpkg"
-    empty = workdir / "no-examples"
-    empty.mkdir(exist_ok=True)
-    _run([crossplane, "xpkg", "build", "-f", pkg.root, "-o", out, "--examples-root", empty])
+    if pkg.kind == "Configuration":
+        out.write_bytes(xpkg_tarball(pkg.root))
+    else:
+        empty = workdir / "no-examples"
+        empty.mkdir(exist_ok=True)
+        _run([crossplane, "xpkg", "build", "-f", pkg.root, "-o", out, "--examples-root", empty])
     ref = local_ref(registry, pkg)
     _run([crossplane, "xpkg", "push", "-f", out, ref])
     return ref
