@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from modelplane.render import yaml11
-from modelplane.render.yamlout import go_float
 from yaml.constructor import SafeConstructor
 from yaml.resolver import BaseResolver
+
+from modelplane.render import yaml11
+from modelplane.render.yamlout import go_float
 
 
 class _Resolver(BaseResolver):

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
 from modelplane.render.errors import RenderError
 
 ANNOTATION_RUNTIME = "render.crossplane.io/runtime"

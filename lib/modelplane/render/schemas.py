@@ -30,6 +30,7 @@ import json
 import os
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
 from modelplane.render.errors import RenderError
 from modelplane.render.fetch import as_struct
 

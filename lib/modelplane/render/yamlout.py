@@ -25,11 +25,12 @@ from functools import cmp_to_key
 from typing import Any
 
 import yaml
-from modelplane.render import yaml11
 from yaml.emitter import Emitter
 from yaml.representer import SafeRepresenter
 from yaml.resolver import BaseResolver
 from yaml.serializer import Serializer
+
+from modelplane.render import yaml11
 
 
 def go_float(f: float) -> str:
