@@ -14,9 +14,11 @@ export UV_PYTHON_DOWNLOADS := never
 
 .DEFAULT_GOAL := help
 
-# Upstream programs (make tools) and the suites that use them (make e2e).
+# Upstream programs (make tools) and the suites that use them (make e2e, lab-test, e2e-crossplane).
 -include hack/tools.mk
 -include hack/e2e.mk
+-include hack/lab.mk
+-include hack/e2e-crossplane.mk
 
 help: ## Show the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
