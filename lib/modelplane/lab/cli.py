@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TextIO
 
 from modelplane.errors import InputError
-from modelplane.kube import ApiError, ComponentError
+from modelplane.kube import ApiError
 from modelplane.lab import runner
 from modelplane.lab.state import default_dir
 
@@ -56,7 +56,7 @@ def _up(args, out: TextIO, err: TextIO) -> int:
     except InputError as e:
         print(f"modelplane lab up: {e}", file=err)
         return 2
-    except (runner.LabError, ComponentError, ApiError, TimeoutError, FileNotFoundError) as e:
+    except (RuntimeError, ApiError, TimeoutError, FileNotFoundError) as e:  # LabError, ComponentError, no cryptography
         print(f"modelplane lab up: {e}", file=err)
         return 1
     print(f"\nstate: {state.root}", file=out)
