@@ -15,6 +15,8 @@ Crossplane v2.3), with processes on loopback instead of Deployments:
 - ProviderRevision: the provider binary from the tool cache, with the control
   plane's kubeconfig and the certificate for its webhook server; a stand-in
   provider package (no controller: no cloud) runs nothing and says so;
+- processes start once the revision is ``RevisionHealthy`` (its objects established),
+  as the Deployment runtime's post-establish hook does;
 - condition ``RuntimeHealthy`` once the process answers.
 
 ``sync()`` is one idempotent pass; the processes it started are recorded in
@@ -47,6 +49,7 @@ ROOT_CA = "crossplane-root-ca"
 LABEL_PACKAGE = "pkg.crossplane.io/package"
 PKG_API = "pkg.crossplane.io/v1"
 RUNTIME_HEALTHY = "RuntimeHealthy"
+REVISION_HEALTHY = "RevisionHealthy"
 REVISIONS = ("FunctionRevision", "ProviderRevision")
 POLL = "10s"
 
@@ -87,6 +90,11 @@ def with_condition(conditions: list[dict], new: dict) -> list[dict]:
         out.append(c if same else new)
         placed = True
     return out if placed else [*out, new]
+
+
+def _true(obj: Mapping[str, Any], typ: str) -> bool:
+    return any(c.get("type") == typ and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or [])
 
 
 def _alive(pid: int) -> bool:
@@ -260,6 +268,12 @@ class ExternalRuntime:
             self._patch_status(kind, rev, standin_status)
             return "stand-in"
         runner = self.runners.get(package)
+        if runner is None and not _true(rev, REVISION_HEALTHY):
+            # Like the Deployment runtime's post-establish hook: start only once the revision
+            # established its objects (a provider started before its CRDs exist may never
+            # start its controllers: seen with provider-kubernetes v1.2.1's SafeStart gate).
+            self._patch_status(kind, rev, lambda s: s.__setitem__("tlsServerSecretName", secret))
+            return "establishing"
         if runner is None or runner.revision != name or not _alive(runner.pid):
             if runner is not None:
                 stop_pid(runner.pid)
