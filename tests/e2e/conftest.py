@@ -1,12 +1,15 @@
 """The end-to-end session: lab workload clusters + a control plane where real Crossplane runs.
 
-Started once per module that asks for ``e2e`` (``make e2e-crossplane``),
+Started once per session that asks for ``e2e`` (``make e2e-crossplane``),
 torn down after; the state folder (every log, kubeconfigs, the registry) is
-kept and printed when a test failed.
+kept and printed when a test failed. ``MODELPLANE_E2E_STATE=<dir>`` runs the
+suite against a lab already up (``modelplane e2e up examples/platform --state
+<dir>``) and leaves it running: for working on a failing step.
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -34,15 +37,25 @@ class E2E:
     lab: Any            # modelplane.lab.state.LabState
     timings: dict
 
-    def kubectl(self, *args: str, kubeconfig: Path | None = None, check: bool = True, timeout: float = 120) -> str:
+    def kubectl(self, *args: str, kubeconfig: Path | None = None, check: bool = True, timeout: float = 120,
+                stdin: str | None = None) -> str:
         done = subprocess.run([str(self.kubectl_bin), f"--kubeconfig={kubeconfig or self.kubeconfig}", *args],
-                              capture_output=True, text=True, timeout=timeout, check=False)
+                              capture_output=True, text=True, timeout=timeout, check=False, input=stdin)
         if check and done.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)}: {done.stderr.strip() or done.stdout.strip()}")
         return done.stdout
 
     def get(self, *args: str, kubeconfig: Path | None = None) -> dict:
         return json.loads(self.kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig))
+
+    def defaulted(self, obj: dict) -> dict:
+        """``obj`` as the server would store it (defaults, pruning): a server-side dry-run create
+        under another name, so it never meets the live object."""
+        probe = json.loads(json.dumps(obj))
+        probe.pop("status", None)
+        meta = probe["metadata"] = {k: v for k, v in probe["metadata"].items() if k in ("name", "namespace", "labels")}
+        meta["name"] = meta["name"][:240] + "-dry-run"
+        return json.loads(self.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", stdin=json.dumps(probe)))
 
     def cluster_kubeconfig(self, name: str) -> Path:
         return Path(self.lab.clusters[name].kubeconfig)
@@ -71,6 +84,13 @@ def e2e(request):
     from tests.upstream.need import tool
 
     tool(*TOOLS)
+    reuse = os.environ.get("MODELPLANE_E2E_STATE")
+    if reuse:  # a running `modelplane e2e up examples/platform --state DIR`: use it, leave it running
+        from modelplane.lab.state import LabState
+        state = Path(reuse).resolve()
+        rec = controlplane.Record.load(state / "control-plane")
+        yield E2E(state, Path(rec.kubeconfig), tools.find("kubectl"), LabState.load(state / "lab"), rec.timings)
+        return
     if registry.find_binary() is None:
         reason = f"no OCI registry for Crossplane's package manager: {registry.INSTALL_HINT}"
         from tests.upstream.need import REQUIRED

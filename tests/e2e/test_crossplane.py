@@ -105,8 +105,12 @@ def test_platform_examples_become_ready(e2e):
 def test_stack_releases_exist_with_the_pinned_charts(e2e):
     """provider-helm installed each pinned chart (the lab's stand-in under that name and version)."""
     releases = e2e.get("releases.helm.m.crossplane.io", "-A")["items"]
-    pinned = {(ch.name, comp.version) for comp in stack.COMPONENTS for ch in comp.charts}
-    for cluster in e2e.lab.clusters:
+    for ic in e2e.get("inferenceclusters")["items"]:
+        cluster = ic["metadata"]["name"]
+        settings = ic["spec"].get("stack") or {}
+        pinned = {(ch.name, (settings.get(comp.key) or {}).get("version") or comp.version)
+                  for comp in stack.COMPONENTS if (settings.get(comp.key) or {}).get("enabled", True)
+                  for ch in comp.charts}
         mine = [r for r in releases if r["spec"]["providerConfigRef"]["name"] == cluster]
         got = {(r["spec"]["forProvider"]["chart"]["name"], r["spec"]["forProvider"]["chart"]["version"]) for r in mine}
         assert got == pinned, cluster
@@ -176,6 +180,15 @@ def _composed_manifests(obj: dict) -> dict:
     return spec
 
 
+def _diff(a, b, path: str = "") -> list[str]:
+    """Where two JSON values differ (paths, with both sides), for a readable failure."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in _diff(a.get(k), b.get(k), f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _diff(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: crossplane {json.dumps(a)[:160]} | simulate {json.dumps(b)[:160]}"]
+
+
 def test_simulate_agrees_with_crossplane(e2e, tmp_path):
     """``modelplane simulate`` over the same manifests: same placements, same composed objects, same readiness."""
     import shutil
@@ -204,7 +217,8 @@ def test_simulate_agrees_with_crossplane(e2e, tmp_path):
         for (kind, name), obj in sorted(sim.items()):
             api = obj["apiVersion"].split("/")[0]
             got = e2e.get(f"{kind.lower()}s.{api}" if "." in api else kind.lower(), name, "-n", key[1])
-            assert _composed_manifests(got) == _composed_manifests(obj), (key, kind, name)
+            want = _composed_manifests(e2e.defaulted(obj))
+            assert _composed_manifests(got) == want, (key, kind, name, _diff(_composed_manifests(got), want))
 
     # Readiness: everything Crossplane made Ready, simulate made Ready too.
     sim_ready = {(k[0], k[1], k[2]) for k, s in world.xrs.items() if _ready(s.obj)}

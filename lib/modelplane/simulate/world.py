@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy as _copy
 import datetime
+import functools
 import json
 import uuid
 from collections.abc import Callable
@@ -170,8 +171,22 @@ class World:
         }
 
 
+@functools.cache
+def _xrd_validator():
+    from modelplane import paths
+    from modelplane.validate import Validator
+    return Validator.from_paths([paths.APIS])
+
+
+def admitted(doc: dict) -> dict:
+    """``doc`` as the API server stores it: with the defaults its XRD's schema declares (a
+    ModelDeployment's pod template gets ``httpGet.scheme: HTTP``, ``fieldRef.apiVersion: v1``...,
+    which functions then copy into what they compose; found against real Crossplane)."""
+    return _xrd_validator().apply_defaults(doc)
+
+
 def load_dir(directory: Path) -> tuple[list[dict], list[dict]]:
-    """All manifests under ``directory`` (recursively, name order): (XRs, others)."""
+    """All manifests under ``directory`` (recursively, name order): (XRs, defaulted as admitted; others)."""
     xrs: list[dict] = []
     others: list[dict] = []
     files = sorted(p for p in Path(directory).rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
@@ -179,5 +194,8 @@ def load_dir(directory: Path) -> tuple[list[dict], list[dict]]:
         for doc in reader.load_all(path.read_text(encoding="utf-8")):
             if not isinstance(doc, dict) or not doc.get("kind"):
                 continue
-            (xrs if is_xr(doc) else others).append(doc)
+            if is_xr(doc):
+                xrs.append(admitted(doc))
+            else:
+                others.append(doc)
     return xrs, others
