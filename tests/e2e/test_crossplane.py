@@ -265,3 +265,25 @@ def test_deleting_a_deployment_removes_what_it_composed_on_every_cluster(e2e):
         return True if not left else "; ".join(left)
 
     e2e.wait("cleanup", gone, timeout=300)
+
+
+def test_deleting_a_cluster_with_replicas_evicts_them_and_leaves_nothing_behind(e2e):
+    """contracts.md: a cluster no longer listed evicts its replicas. Deleting the InferenceCluster
+    removes everything it composed (provider configs wait for the Objects that use them)."""
+    replicas = _placements(e2e)
+    cluster = min(r["spec"]["cluster"]["name"] for r in replicas.values())
+    evicted = sorted(n for n, r in replicas.items() if r["spec"]["cluster"]["name"] == cluster)
+    assert evicted, cluster
+    e2e.kubectl("delete", "inferencecluster", cluster, "--wait=false")
+
+    def gone():
+        left = [f"ModelReplica {n}" for n, r in _placements(e2e).items() if r["spec"]["cluster"]["name"] == cluster]
+        for plural in ("objects.kubernetes.m.crossplane.io", "releases.helm.m.crossplane.io"):
+            left += [f"{plural}/{o['metadata']['name']}" for o in e2e.get(plural, "-A")["items"]
+                     if o["spec"]["providerConfigRef"]["name"] == cluster]
+        for plural in ("clusterproviderconfigs.kubernetes.m.crossplane.io", "clusterproviderconfigs.helm.m.crossplane.io",
+                       "inferenceclusters"):
+            left += [f"{plural}/{cluster}" for o in e2e.get(plural)["items"] if o["metadata"]["name"] == cluster]
+        return True if not left else "; ".join(left)
+
+    e2e.wait(f"InferenceCluster {cluster} and what it composed gone", gone, timeout=420)
