@@ -141,6 +141,7 @@ class _Process:
     def __init__(self, argv: list[str]):
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.listening = False
 
     def output(self) -> str:
         self.log.seek(0)
@@ -247,6 +248,8 @@ class FunctionPool:
     def _local(self, function: str, deadline: float) -> str:
         self._spawn(function)
         process, target = self._processes[function]
+        if process.listening and process.proc.poll() is None:
+            return target  # seen listening, still running: no need to dial again on every render
         # Poll the port rather than a gRPC connectivity future: those leave a
         # polling thread behind that fails loudly once the channel closes.
         host, _, port = target.rpartition(":")
@@ -254,6 +257,7 @@ class FunctionPool:
             with socket.socket() as sock:
                 sock.settimeout(0.1)
                 if sock.connect_ex((host, int(port))) == 0:
+                    process.listening = True
                     return target
             if process.proc.poll() is not None:
                 raise RenderError(f"function {function!r} exited with code {process.proc.returncode}: {process.output()}")

@@ -55,6 +55,8 @@ NOW_CONTEXT = "modelplane.ai/now"
 REMOTE_APIS = ("kubernetes.m.crossplane.io/", "helm.m.crossplane.io/")
 CLUSTER_KIND = "InferenceCluster"
 CLASS_KIND = "InferenceClass"
+BATCH = {"ModelDeployment": 10}
+SPREAD = {"ModelDeployment": 2}
 
 
 @dataclass
@@ -120,7 +122,8 @@ class Simulator:
                  functions: list[dict] | None = None, unready: set[str] | None = None, timeout: float = 60.0,
                  incremental: bool = True, workers: int = 4,
                  on_round: Callable[[Simulator, int], None] | None = None,
-                 hardware: dict[str, dict] | None = None, physical: Physical | None = None):
+                 hardware: dict[str, dict] | None = None, physical: Physical | None = None,
+                 batch: dict[str, int] | None = None, spread: dict[str, int] | None = None):
         self.world = world
         self.pool = pool
         self.compositions = compositions if compositions is not None else load_compositions()
@@ -133,12 +136,26 @@ class Simulator:
         # InferenceClass name -> spec of the devices its pools' nodes really carry, when that is not
         # what the class says (a what-if: the fleet scheduler reads the class, the nodes do not).
         self.hardware = dict(hardware or {})
+        # kind -> at most this many of its dirty XRs render per round, the longest waiting first
+        # (incremental mode). A ModelDeployment places replicas from what the clusters report; ones
+        # rendered in the same wave cannot see each other's placements, so a wave of hundreds herds
+        # onto the same pools and is evicted in admission order, round after round. Bounded waves
+        # let clusters publish each batch's placements before the next batch decides, as a control
+        # plane with a few reconcile workers per kind does.
+        self.batch = dict(BATCH if batch is None else batch)
+        self._limits = dict(self.batch)
+        # kind -> function processes its waves spread over (a ModelDeployment render reads the whole
+        # fleet: two processes keep both cores busy while the simulator waits).
+        self.spread = dict(SPREAD if spread is None else spread)
+        self._extra_pools: list[FunctionPool] = []
+        self._births = 0                                      # XRs created or deleted so far
         self.book = health.AddressBook()
         # simulate --lab passes the lab's real clusters (modelplane.lab.backend.LabPhysical) instead.
         self.physical = physical if physical is not None else Physical()
         self.store = Store()
         self.watches = Watches()
-        self.dirty: set[Key] = set(world.xrs)
+        # Dirty XRs, oldest first (a dict keeps the order keys were marked in).
+        self.dirty: dict[Key, None] = dict.fromkeys(world.ordered())
         self.down: set[str] = set()                           # clusters marked not ready
         self.due: dict[Key, int] = {}                         # XR -> clock second its TTL passes
         self.renders = 0
@@ -158,9 +175,13 @@ class Simulator:
     # ----- change tracking ----------------------------------------------------------
     def mark(self, key: Key | None) -> None:
         if key is not None and key in self.world.xrs:
-            self.dirty.add(key)
+            self.dirty.setdefault(key)
 
     def _on_change(self, key: Key, before: dict | None, after: dict | None, parent: Key | None) -> None:
+        if before is not None:
+            self.codec.forget(before)
+        if before is None or after is None:
+            self._births += 1
         if after is None:
             self.store.remove(key, before or {})
         else:
@@ -170,10 +191,12 @@ class Simulator:
         for reader_key in self.watches.readers(before, after):
             self.mark(reader_key)
         if after is None:
-            self._views.pop(key, None)
+            view = self._views.pop(key, None)
+            if view is not None:
+                self.codec.forget(view[2])
             self.watches.forget(key)
             self.due.pop(key, None)
-            self.dirty.discard(key)
+            self.dirty.pop(key, None)
         if key[0] == CLUSTER_KIND:
             self.physics_dirty.add(key[2])
             if after is None:
@@ -205,6 +228,8 @@ class Simulator:
                 live = self.world.xrs[child_key].obj
                 seen = self._views.get(child_key)
                 if seen is None or seen[0] is not live or seen[1] != name:
+                    if seen is not None:
+                        self.codec.forget(seen[2])
                     meta = live.get("metadata") or {}
                     view = {**live, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}),
                                                                           RESOURCE_NAME: name}}}
@@ -234,13 +259,26 @@ class Simulator:
         )
         return inputs, reads
 
-    def _render(self, job: tuple[RenderInputs, list] | str) -> RenderOutput | str:
+    def _render(self, job: tuple[RenderInputs, list] | str, pool: FunctionPool | None = None) -> RenderOutput | str:
         if isinstance(job, str):
             return job
         try:
-            return render(job[0], self.pool)
+            return render(job[0], pool or self.pool)
         except RenderError as err:
             return str(err)
+
+    def _pools(self, kind: str) -> list[FunctionPool]:
+        """The pools a wave of ``kind`` spreads its renders over (one function process each)."""
+        want = max(1, self.spread.get(kind, 1))
+        while len(self._extra_pools) < want - 1:
+            self._extra_pools.append(FunctionPool())
+        return [self.pool, *self._extra_pools[: want - 1]]
+
+    def close(self) -> None:
+        """Stop the extra function processes a spread wave started."""
+        for pool in self._extra_pools:
+            pool.close()
+        self._extra_pools.clear()
 
     def _apply(self, key: Key, reads: list[tuple[Selector, str]], result: RenderOutput | str) -> None:
         state = self.world.xrs.get(key)
@@ -307,6 +345,9 @@ class Simulator:
                 if target:
                     self.targets.get(target, set()).discard((key, name))
                     self.physics_dirty.add(target)
+        for name, before in old.items():
+            if new.get(name) is not before:
+                self.codec.forget(before)
         changed = new != old
         state.composed = new
         if changed and key[0] == CLUSTER_KIND:
@@ -396,20 +437,36 @@ class Simulator:
             if status != previous:
                 state = self.world.xrs[owner]
                 state.composed = {**state.composed, name: {**_without_status(obj), **({"status": status} if status else {})}}
+                self.codec.forget(obj)
                 self.mark(owner)
 
     # ----- the loop -------------------------------------------------------------------------
     def _wave(self, kind: str, executor: ThreadPoolExecutor | None) -> None:
-        keys = [k for k in self.world.ordered() if k[0] == kind and (not self.incremental or k in self.dirty)]
-        self.dirty.difference_update(keys)
-        jobs = [self._inputs(k) for k in keys]
-        if executor is not None and len(jobs) > 1:
-            results = list(executor.map(self._render, jobs))
+        limit = self._limits.get(kind) if self.incremental else None
+        if self.incremental:
+            keys = [k for k in self.dirty if k[0] == kind]
+            if limit:
+                keys = keys[:limit]   # the longest waiting; the rest wait for the next round
+            keys.sort()
         else:
-            results = [self._render(j) for j in jobs]
+            keys = [k for k in self.world.ordered() if k[0] == kind]
+        for k in keys:
+            self.dirty.pop(k, None)
+        jobs = [self._inputs(k) for k in keys]
+        pools = self._pools(kind)
+        spread = [pools[i % len(pools)] for i in range(len(jobs))]
+        if executor is not None and len(jobs) > 1:
+            results = list(executor.map(self._render, jobs, spread))
+        else:
+            results = [self._render(j, p) for j, p in zip(jobs, spread)]
         self.renders += sum(1 for j in jobs if not isinstance(j, str))
+        births = self._births
         for key, job, result in zip(keys, jobs, results):
             self._apply(key, job[1] if not isinstance(job, str) else [], result)
+        if limit:
+            # A wave that created or deleted nothing decided no placement: the next may be twice as
+            # large (confirming renders cannot herd); one that did goes back to the batch size.
+            self._limits[kind] = limit * 2 if self._births == births else self.batch[kind]
         self._physics()
 
     def round(self, executor: ThreadPoolExecutor | None = None) -> None:
@@ -493,7 +550,10 @@ def simulate(directory: Path, *, unready: set[str] | None = None, max_rounds: in
     pool = pool or FunctionPool()
     try:
         sim = Simulator(world, pool, unready=unready, incremental=incremental, **options)
-        outcome = sim.run(max_rounds=max_rounds)
+        try:
+            outcome = sim.run(max_rounds=max_rounds)
+        finally:
+            sim.close()
     finally:
         if own:
             pool.close()

@@ -1,0 +1,73 @@
+"""``modelplane simulate`` on generated fleets of 25, 50, 100 and 1,000 clusters (target at 1,000: <= 120 s, <= 2 GiB).
+
+The fleet (``fleetgen``): N Existing clusters x 4 pools, one ModelDeployment of
+10 replicas (and its ModelService) per 5 clusters. Each size runs in its own
+process, so "peak RSS" is that size's high-water mark; "seconds" is wall time
+from loading the directory to the fixed point, function start-up included.
+"main CPU" and "functions CPU" split the work between the simulator and the
+function servers: on a busy shared machine wall time grows, CPU time does not.
+
+``MODELPLANE_BENCH_SIMULATE_SIZES=25,5000`` picks other sizes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SIZES = (25, 50, 100, 1000)
+
+
+def one(clusters: int) -> dict:
+    """Simulate one generated fleet in this process; the row of the table."""
+    from modelplane.render import FunctionPool
+    from modelplane.simulate.loop import simulate
+
+    from tests.bench import fleetgen
+
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = fleetgen.write(Path(tmp) / "fleet", clusters)
+        pool = FunctionPool()
+        start, cpu = time.monotonic(), time.process_time()
+        try:
+            world, outcome, _ = simulate(directory, pool=pool, max_rounds=100)
+            seconds, main_cpu = time.monotonic() - start, time.process_time() - cpu
+        finally:
+            pool.close()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "clusters": clusters,
+        "XRs": len(world.xrs),
+        "renders": outcome.renders,
+        "rounds": outcome.rounds if outcome.converged else f"{outcome.rounds} (no fixed point)",
+        "seconds": round(seconds, 1),
+        "main CPU s": round(main_cpu, 1),
+        "functions CPU s": round(children.ru_utime + children.ru_stime, 1),
+        "peak RSS MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+    }
+
+
+def sizes() -> tuple[int, ...]:
+    raw = os.environ.get("MODELPLANE_BENCH_SIMULATE_SIZES", "")
+    return tuple(int(s) for s in raw.split(",") if s.strip()) or SIZES
+
+
+def run() -> list[dict]:
+    rows = []
+    for n in sizes():
+        out = subprocess.run([sys.executable, "-m", "tests.bench.bench_simulate", str(n)], capture_output=True,
+                             text=True, check=False)
+        if out.returncode != 0:
+            rows.append({"clusters": n, "XRs": "failed", "renders": out.stderr.strip().splitlines()[-1:]})
+            continue
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return rows
+
+
+if __name__ == "__main__":
+    print(json.dumps(one(int(sys.argv[1]))))
