@@ -98,7 +98,8 @@ def e2e(request):
     state = Path(tempfile.mkdtemp(prefix="modelplane-e2e-"))
     failed_before = request.session.testsfailed
     try:
-        rec, lab = controlplane.up_with_lab([paths.EXAMPLES / "platform"], state, log=lambda m: print(m, flush=True))
+        rec, lab = controlplane.up_with_lab([paths.EXAMPLES / "platform"], state, timeout=600,
+                                            log=lambda m: print(m, flush=True))
     except BaseException:
         print(f"\ne2e state kept in {state}")
         controlplane.down_with_lab(state)
