@@ -43,6 +43,23 @@ class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml
         _Resolver.__init__(self)
 
 
+try:
+    from yaml.cyaml import CParser as _CParser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _CParser = None
+
+if _CParser is not None:
+    class _CLoader(_CParser, _Constructor, _Resolver):  # type: ignore[misc]
+        """libyaml scans and parses; resolving and constructing are the Python rules above."""
+
+        def __init__(self, stream):
+            _CParser.__init__(self, stream)
+            _Constructor.__init__(self)
+            _Resolver.__init__(self)
+else:  # pragma: no cover - PyYAML built without libyaml
+    _CLoader = _Loader
+
+
 def _key(k: Any) -> str:
     if isinstance(k, str):
         return k
@@ -69,6 +86,13 @@ def jsonify(value: Any) -> Any:
 def load_all(text: str) -> list[Any]:
     """Every non-empty document of a YAML stream."""
     return [jsonify(doc) for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+
+
+def load_all_fast(text: str) -> list[Any]:
+    """``load_all`` with libyaml's scanner (several times faster; same values; error messages differ).
+
+    For large trusted inputs such as a simulated fleet, not for render's byte-exact CLI."""
+    return [jsonify(doc) for doc in yaml.load_all(text, Loader=_CLoader) if doc is not None]
 
 
 def load_one(text: str) -> Any:

@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from modelplane.errors import InputError
-from modelplane.render import RenderError, reader
-from modelplane.simulate import report
-from modelplane.simulate.loop import simulate
+from modelplane.render import FunctionPool, RenderError, reader
+from modelplane.simulate import report, scenario
+from modelplane.simulate.loop import load
 
-VIEWS = ("placements", "conditions", "capacity", "resources", "all")
+VIEWS = ("placements", "conditions", "capacity", "timeline", "resources", "all")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -22,14 +23,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("directory", metavar="DIR", type=Path, help="manifests: classes, clusters, gateway, models")
     p.add_argument("--show", choices=VIEWS, default="placements",
                    help="what to print (default: placements; 'capacity': devices used per pool and every "
-                        "Pending pod with its reason; 'resources' prints a YAML stream)")
+                        "Pending pod with its reason; 'timeline': after every reconcile round, the clock, each "
+                        "ModelDeployment's ready/desired/updated replicas and each ModelService's routed ready "
+                        "endpoints; 'resources' prints a YAML stream)")
+    p.add_argument("--scenario", type=Path, metavar="FILE",
+                   help="after DIR settles, play the steps of FILE (apply, delete, cluster, advance, settle)")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text",
+                   help="with --show timeline: 'json' prints one JSON object per round")
     p.add_argument("--unready", action="append", default=[], metavar="NAME",
                    help="leave the composed resource NAME (resource or metadata name) unready; repeatable")
     p.add_argument("--hardware", type=Path, metavar="FILE",
                    help="InferenceClasses describing the devices nodes really carry: pools naming one of these "
                         "classes get its devices in the physical model, while the fleet scheduler still reads the "
                         "class under DIR (what if a class is wrong?)")
-    p.add_argument("--max-rounds", type=int, default=30, metavar="N", help="give up after N rounds (default 30)")
+    p.add_argument("--max-rounds", type=int, default=100, metavar="N",
+                   help="give up when a settle takes more than N rounds (default 100)")
     p.add_argument("--lab", nargs="?", const="", default=None, metavar="STATE",
                    help="apply every composed remote object to the running lab (modelplane lab up) and read its "
                         "status back from the real servers; STATE is the lab's folder (default: lab's default)")
@@ -64,19 +72,43 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
     if not args.directory.is_dir():
         print(f"modelplane simulate: {args.directory}: not a directory", file=err)
         return 2
+    if args.output == "json" and args.show != "timeline":
+        print("modelplane simulate: -o json prints the timeline; add --show timeline", file=err)
+        return 2
+    pool = FunctionPool()
+    sim = None
     try:
+        steps = scenario.parse(args.scenario) if args.scenario else []
         hardware = load_hardware(args.hardware) if args.hardware else None
         lab = _lab(args.lab, hardware) if args.lab is not None else {}
-        world, outcome, sim = simulate(args.directory, unready=set(args.unready), max_rounds=args.max_rounds,
-                                       hardware=hardware, **lab)
+        current: list[scenario.Step | None] = [None]
+
+        def on_round(s, _n: int) -> None:
+            if args.show != "timeline":
+                return
+            entry = scenario.timeline(s, current[0])
+            print(json.dumps(entry) if args.output == "json" else scenario.timeline_text(entry), file=out, flush=True)
+
+        sim = load(args.directory, pool, unready=set(args.unready), hardware=hardware, on_round=on_round, **lab)
+        outcome = sim.run(max_rounds=args.max_rounds)
+        unsettled = [] if outcome.converged else [f"loading: still changing: {', '.join(outcome.still_changing)}"]
+        runner = scenario.Runner(sim, args.scenario.parent if args.scenario else Path("."), args.max_rounds,
+                                 on_step=lambda step: current.__setitem__(0, step))
+        runner.play(steps)
+        unsettled += runner.unsettled
     except (RenderError, InputError) as e:
         print(f"modelplane simulate: {e}", file=err)
         return 1
+    finally:
+        if sim is not None:
+            sim.close()
+        pool.close()
+    world = sim.world
     if args.show == "resources":
         out.write(report.resources(world))
-    else:
-        state = "fixed point" if outcome.converged else "no fixed point"
-        print(f"# {len(world.xrs)} XRs reconciled in {outcome.rounds} rounds ({state})", file=out)
+    elif args.show != "timeline":
+        state = "fixed point" if not unsettled else "no fixed point"
+        print(f"# {len(world.xrs)} XRs reconciled in {sim.rounds} rounds ({state})", file=out)
         if args.show in ("placements", "all"):
             print("\n".join(report.placements(world)), file=out)
             print(file=out)
@@ -94,8 +126,8 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         from modelplane.lab.backend import warnings
         for line in warnings(sim.physical):
             print(f"modelplane simulate --lab: {line}", file=err)
-    if not outcome.converged:
-        print(f"modelplane simulate: still changing after {outcome.rounds} rounds: "
-              + ", ".join(outcome.still_changing), file=err)
+    if unsettled:
+        for line in unsettled:
+            print(f"modelplane simulate: no fixed point after {args.max_rounds} rounds: {line}", file=err)
         return 1
     return 0

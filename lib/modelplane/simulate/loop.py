@@ -32,6 +32,7 @@ conditions, as Crossplane would show a ReconcileError.
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -55,8 +56,9 @@ NOW_CONTEXT = "modelplane.ai/now"
 REMOTE_APIS = ("kubernetes.m.crossplane.io/", "helm.m.crossplane.io/")
 CLUSTER_KIND = "InferenceCluster"
 CLASS_KIND = "InferenceClass"
+REPLICA_KIND = "ModelReplica"
 BATCH = {"ModelDeployment": 10}
-SPREAD = {"ModelDeployment": 2}
+SPREAD = {"ModelDeployment": 2, "ModelReplica": 2, "InferenceCluster": 2}
 
 
 @dataclass
@@ -137,18 +139,20 @@ class Simulator:
         # what the class says (a what-if: the fleet scheduler reads the class, the nodes do not).
         self.hardware = dict(hardware or {})
         # kind -> at most this many of its dirty XRs render per round, the longest waiting first
-        # (incremental mode). A ModelDeployment places replicas from what the clusters report; ones
-        # rendered in the same wave cannot see each other's placements, so a wave of hundreds herds
-        # onto the same pools and is evicted in admission order, round after round. Bounded waves
-        # let clusters publish each batch's placements before the next batch decides, as a control
-        # plane with a few reconcile workers per kind does.
+        # (incremental mode). A ModelDeployment places replicas from what
+        # the clusters report; ones rendered in the same wave cannot see each other's placements, so
+        # a wave of hundreds herds onto the same pools and is evicted in admission order, round after
+        # round. Bounded waves let clusters publish each batch's placements before the next batch
+        # decides, as a control plane with a few reconcile workers per kind does.
         self.batch = dict(BATCH if batch is None else batch)
         self._limits = dict(self.batch)
-        # kind -> function processes its waves spread over (a ModelDeployment render reads the whole
-        # fleet: two processes keep both cores busy while the simulator waits).
+        # kind -> function processes its waves spread over: the kinds with the most or the dearest
+        # renders get two, so both cores work while the simulator waits (a function is one process).
         self.spread = dict(SPREAD if spread is None else spread)
         self._extra_pools: list[FunctionPool] = []
-        self._births = 0                                      # XRs created or deleted so far
+        self._placed = 0                                      # ModelReplicas created or deleted so far
+        # cluster -> (owner, resource name) -> (the object as last synced, what its status depended on)
+        self._synced: dict[str, dict[tuple[Key, str], tuple[dict, tuple]]] = {}
         self.book = health.AddressBook()
         # simulate --lab passes the lab's real clusters (modelplane.lab.backend.LabPhysical) instead.
         self.physical = physical if physical is not None else Physical()
@@ -180,8 +184,8 @@ class Simulator:
     def _on_change(self, key: Key, before: dict | None, after: dict | None, parent: Key | None) -> None:
         if before is not None:
             self.codec.forget(before)
-        if before is None or after is None:
-            self._births += 1
+        if (before is None or after is None) and key[0] == REPLICA_KIND:
+            self._placed += 1
         if after is None:
             self.store.remove(key, before or {})
         else:
@@ -208,6 +212,19 @@ class Simulator:
         """Take a workload cluster down (its API stops answering) or bring it back."""
         (self.down.discard if ready else self.down.add)(name)
         self.physics_dirty.add(name)
+
+    def add_other(self, obj: dict) -> None:
+        """Create or replace an object that is not an XR (a Secret): functions may require it."""
+        key = key_of(obj)
+        self.world.others = [o for o in self.world.others if key_of(o) != key] + [obj]
+        before = self.store.get(key)
+        self.store.put(key, obj)
+        for reader_key in self.watches.readers(before, obj):
+            self.mark(reader_key)
+
+    def next_due(self) -> int | None:
+        """The clock second at which the next XR asked to be reconciled again (its response TTL)."""
+        return min(self.due.values(), default=None)
 
     def advance(self, seconds: int) -> None:
         """Move the simulated clock; XRs whose TTL passed are dirty again."""
@@ -293,7 +310,7 @@ class Simulator:
         status = health.restamp(_stamped(result.xr.get("status") or {}, self.world.now()), old_status)
         self.world.set_status(key, status)
         if result.ttl:
-            self.due[key] = self.world.clock + int(result.ttl)
+            self.due[key] = self.world.clock + max(1, math.ceil(result.ttl))
         else:
             self.due.pop(key, None)
         self._apply_composed(key, result.composed)
@@ -423,8 +440,21 @@ class Simulator:
             has=lambda kind, ns, name: (kind, ns, name) in manifests,
         )
         lab = wc if wc is not None and hasattr(wc, "observed") else None   # simulate --lab: real servers
+        route_targets = frozenset(manifests)
+        last, synced = self._synced.get(cluster, {}), {}
+        self._synced[cluster] = synced
         for owner, name, obj in objs:
             previous = obj.get("status") or {}
+            # What this status depends on besides the object: unchanged since the last sync (and the
+            # object the same one), the status is the same too and is not worked out again.
+            remote = _remote_key(obj) if obj.get("kind") == "Object" else None
+            signature = (reachable, now, self._ready(name, obj),
+                         wc.status(remote, now) if wc is not None and remote and remote[0] in health.WORKLOAD_KINDS
+                         else route_targets if remote and remote[0] in ("HTTPRoute", "InferencePool") else None)
+            seen = last.get((owner, name))
+            if lab is None and seen is not None and seen[0] is obj and seen[1] == signature:
+                synced[(owner, name)] = seen
+                continue
             observed = None
             if obj.get("kind") == "Object" and reachable is None:
                 manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
@@ -436,9 +466,11 @@ class Simulator:
             status = health.restamp(status, previous)
             if status != previous:
                 state = self.world.xrs[owner]
-                state.composed = {**state.composed, name: {**_without_status(obj), **({"status": status} if status else {})}}
-                self.codec.forget(obj)
+                obj = {**_without_status(obj), **({"status": status} if status else {})}
+                self.codec.forget(state.composed[name])
+                state.composed = {**state.composed, name: obj}
                 self.mark(owner)
+            synced[(owner, name)] = (obj, signature)
 
     # ----- the loop -------------------------------------------------------------------------
     def _wave(self, kind: str, executor: ThreadPoolExecutor | None) -> None:
@@ -456,17 +488,19 @@ class Simulator:
         pools = self._pools(kind)
         spread = [pools[i % len(pools)] for i in range(len(jobs))]
         if executor is not None and len(jobs) > 1:
-            results = list(executor.map(self._render, jobs, spread))
+            # In name order, each as soon as it is back: applying overlaps the renders still running,
+            # which were all prepared from the world as the wave began.
+            results = executor.map(self._render, jobs, spread)
         else:
-            results = [self._render(j, p) for j, p in zip(jobs, spread)]
+            results = (self._render(j, p) for j, p in zip(jobs, spread))
         self.renders += sum(1 for j in jobs if not isinstance(j, str))
-        births = self._births
+        placed = self._placed
         for key, job, result in zip(keys, jobs, results):
             self._apply(key, job[1] if not isinstance(job, str) else [], result)
         if limit:
-            # A wave that created or deleted nothing decided no placement: the next may be twice as
-            # large (confirming renders cannot herd); one that did goes back to the batch size.
-            self._limits[kind] = limit * 2 if self._births == births else self.batch[kind]
+            # A wave that placed or removed no replica cannot have herded: the next may be twice as
+            # large; one that did goes back to the batch size.
+            self._limits[kind] = limit * 2 if self._placed == placed else self.batch[kind]
         self._physics()
 
     def round(self, executor: ThreadPoolExecutor | None = None) -> None:
@@ -536,20 +570,26 @@ def simulate_dir(directory: Path, *, unready: set[str] | None = None, max_rounds
     return world, outcome
 
 
-def simulate(directory: Path, *, unready: set[str] | None = None, max_rounds: int = 30,
-             pool: FunctionPool | None = None, incremental: bool = True,
-             **options: Any) -> tuple[World, Outcome, Simulator]:
-    """``simulate_dir``, also returning the Simulator (its physical clusters, clock, ...)."""
+def load(directory: Path, pool: FunctionPool, **options: Any) -> Simulator:
+    """A Simulator of every manifest under ``directory``, nothing reconciled yet."""
     from modelplane.simulate.world import load_dir
 
     xrs, others = load_dir(directory)
     world = World(others=others)
     for obj in xrs:
         world.apply(obj)
+    return Simulator(world, pool, **options)
+
+
+def simulate(directory: Path, *, unready: set[str] | None = None, max_rounds: int = 30,
+             pool: FunctionPool | None = None, incremental: bool = True,
+             **options: Any) -> tuple[World, Outcome, Simulator]:
+    """``simulate_dir``, also returning the Simulator (its physical clusters, clock, ...)."""
     own = pool is None
     pool = pool or FunctionPool()
     try:
-        sim = Simulator(world, pool, unready=unready, incremental=incremental, **options)
+        sim = load(directory, pool, unready=unready, incremental=incremental, **options)
+        world = sim.world
         try:
             outcome = sim.run(max_rounds=max_rounds)
         finally:
@@ -560,4 +600,4 @@ def simulate(directory: Path, *, unready: set[str] | None = None, max_rounds: in
     return world, outcome, sim
 
 
-__all__ = ["Outcome", "Simulator", "simulate", "simulate_dir"]
+__all__ = ["Outcome", "Simulator", "load", "simulate", "simulate_dir"]

@@ -90,6 +90,8 @@ class Store:
         self._sorted: dict[Kind, list[Key]] = {}
         self._wire: dict[Key, bytes] = {}       # each object as one ``Resources.items`` entry, tag included
         self._kinds: dict[Key, Kind] = {}
+        # (selector, namespace) -> (the items it returned last, the message built from them)
+        self._fetched: dict[tuple[Selector, str], tuple[tuple[bytes, ...], fnv1.Resources]] = {}
 
     def put(self, key: Key, obj: Mapping[str, Any]) -> None:
         kind = _kind(obj)
@@ -104,6 +106,10 @@ class Store:
         for pair in ((obj.get("metadata") or {}).get("labels") or {}).items():
             self._labels.setdefault(kind, {}).setdefault(pair, set()).add(key)
         self._wire.pop(key, None)
+
+    def get(self, key: Key) -> Mapping[str, Any] | None:
+        kind = self._kinds.get(key)
+        return self._objs[kind].get(key) if kind else None
 
     def remove(self, key: Key, obj: Mapping[str, Any]) -> None:
         kind = _kind(obj)
@@ -152,7 +158,13 @@ class Store:
         Each object is serialised once per version and the message is parsed
         from the joined bytes (C code), so a thousand InferenceClusters cost a
         copy, not a thousand conversions."""
-        return fnv1.Resources.FromString(b"".join(self._item(k) for k in self.select(sel, xr_ns)))
+        wires = tuple(self._item(k) for k in self.select(sel, xr_ns))
+        last = self._fetched.get((sel, xr_ns))
+        if last is not None and len(last[0]) == len(wires) and all(a is b for a, b in zip(last[0], wires)):
+            return last[1]   # same objects, same versions: the message built last time (callers copy it)
+        out = fnv1.Resources.FromString(b"".join(wires))
+        self._fetched[(sel, xr_ns)] = (wires, out)
+        return out
 
 
 def _varint(n: int) -> bytes:

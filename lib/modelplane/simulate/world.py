@@ -191,7 +191,7 @@ def load_dir(directory: Path) -> tuple[list[dict], list[dict]]:
     others: list[dict] = []
     files = sorted(p for p in Path(directory).rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
     for path in files:
-        for doc in reader.load_all(path.read_text(encoding="utf-8")):
+        for doc in reader.load_all_fast(path.read_text(encoding="utf-8")):
             if not isinstance(doc, dict) or not doc.get("kind"):
                 continue
             if is_xr(doc):
