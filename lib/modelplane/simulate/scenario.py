@@ -237,7 +237,7 @@ def timeline(sim: Any, step: Step | None) -> dict:
 def timeline_text(entry: dict) -> str:
     deps = " ".join(f"{n}={d['ready']}/{d['desired']}/{d['updated']}" for n, d in entry["deployments"].items())
     svcs = " ".join(f"{n}={c}" for n, c in entry["services"].items())
-    return f"{entry['clock']}  round {entry['round']:<3}  {entry['action']:<24}  {deps or '-'}  |  {svcs or '-'}"
+    return f"{entry['clock']}  round {entry['round']:<3}  {entry['action']:<36}  {deps or '-'}  |  {svcs or '-'}"
 
 
 __all__ = ["Runner", "Step", "duration", "parse", "timeline", "timeline_text"]
