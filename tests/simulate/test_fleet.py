@@ -111,6 +111,17 @@ def test_every_status_simulate_writes_passes_its_schema(fleet):
     assert with_status > 150
 
 
+def test_incremental_reconcile_reaches_the_same_world_as_rendering_everything_every_round(fleet, pool):
+    """Re-rendering only dirty XRs (watched selectors, observed changes) loses nothing: same XRs,
+    statuses, composed objects and placements as the reference that renders every XR every round."""
+    world, outcome = fleet
+    full, full_outcome = simulate_dir(FLEET, pool=pool, incremental=False)
+    assert full_outcome.converged
+    assert world.snapshot() == full.snapshot()
+    assert report.placements(world) == report.placements(full)
+    assert outcome.renders < full_outcome.renders
+
+
 def test_an_unready_cache_job_keeps_the_gang_unplaced_and_says_why(pool):
     world, outcome = simulate_dir(FLEET, pool=pool, unready={"modelcache-qwen3-coder-onprem-west-job-9d34f82f"})
     assert outcome.converged

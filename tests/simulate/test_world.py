@@ -70,3 +70,47 @@ def test_only_objects_applied_from_outside_move_the_clock():
     world.apply(_xr("ModelReplica", "a-0-c", "ns"), parent=parent)
     assert world.clock == 1
     assert world.xrs[("ModelReplica", "ns", "a-0-c")].obj["metadata"]["creationTimestamp"] == timestamp(1)
+
+
+def test_the_store_selects_what_render_selects_and_wakes_only_matching_readers():
+    from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+    from modelplane.render.fetch import Fetcher
+    from modelplane.simulate.store import Selector, Store, Watches
+
+    objs = [_xr("ModelReplica", f"r{i}", ns, placement=[]) for i, ns in enumerate(("a", "b", "a"))]
+    for i, o in enumerate(objs):
+        o["metadata"]["labels"] = {"modelplane.ai/cluster": f"c{i % 2}"}
+    objs.append(_xr("InferenceGateway", "default"))
+    store = Store()
+    for o in objs:
+        store.put((o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]), o)
+    selectors = [
+        fnv1.ResourceSelector(api_version="modelplane.ai/v1alpha1", kind="ModelReplica",
+                              match_labels=fnv1.MatchLabels(labels={"modelplane.ai/cluster": "c0"})),
+        fnv1.ResourceSelector(api_version="modelplane.ai/v1alpha1", kind="ModelReplica", match_name="r1"),
+        fnv1.ResourceSelector(api_version="modelplane.ai/v1alpha1", kind="ModelReplica", match_name="r1", namespace="b"),
+        fnv1.ResourceSelector(api_version="modelplane.ai/v1alpha1", kind="InferenceGateway", match_name="default"),
+    ]
+    for sel in selectors:
+        for ns in ("a", "b", ""):
+            want = Fetcher(objs, strict_namespace=True, xr_namespace=ns).fetch(sel)
+            assert store.fetch(Selector.of(sel), ns) == want, (sel, ns)
+    watches = Watches()
+    watches.record(("InferenceCluster", "", "c0"), [(Selector.of(selectors[0]), "")])
+    watches.record(("ModelService", "a", "s"), [(Selector.of(selectors[3]), "a")])
+    assert watches.readers(objs[0]) == {("InferenceCluster", "", "c0")}
+    assert watches.readers(objs[1]) == set()
+    assert watches.readers(objs[3]) == {("ModelService", "a", "s")}
+
+
+def test_fast_yaml_reads_every_example_as_render_does():
+    from modelplane import paths
+    from modelplane.render import reader
+
+    files = sorted(paths.EXAMPLES.rglob("*.yaml"))
+    assert len(files) > 20
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        assert reader.load_all_fast(text) == reader.load_all(text), f
+    tricky = "a: y\nb: 1e3\nc: 0o17\nd: 2026-01-01\ne: ~\n"
+    assert reader.load_all_fast(tricky) == reader.load_all(tricky)

@@ -206,12 +206,15 @@ class Simulator:
             if after is None:
                 self.physical.forget(key[2])
         elif key[0] == CLASS_KIND:
-            self.physics_dirty.update(self.physical.clusters)
+            self.physics_dirty.update(self._cluster_names())
 
     def set_cluster_ready(self, name: str, ready: bool) -> None:
         """Take a workload cluster down (its API stops answering) or bring it back."""
         (self.down.discard if ready else self.down.add)(name)
         self.physics_dirty.add(name)
+
+    def _cluster_names(self) -> set[str]:
+        return {k[2] for k in self.world.xrs if k[0] == CLUSTER_KIND} | set(self.targets)
 
     def add_other(self, obj: dict) -> None:
         """Create or replace an object that is not an XR (a Secret): functions may require it."""
@@ -233,7 +236,7 @@ class Simulator:
             if due <= self.world.clock:
                 self.mark(key)
                 del self.due[key]
-        self.physics_dirty.update(self.physical.clusters)
+        self.physics_dirty.update(self._cluster_names())
 
     # ----- one XR ------------------------------------------------------------------
     def _observed(self, key: Key) -> list[dict]:
@@ -396,8 +399,8 @@ class Simulator:
                 classes[name] = cls.obj.get("spec") or {}
         ready = _ready_pools(state.composed)
         key = nodes.fingerprint(state.obj, classes, ready)
-        known = self.physical.clusters.get(cluster)
-        if known is not None and known.hardware_key == key:
+        known = getattr(self.physical, "clusters", {}).get(cluster)
+        if known is not None and getattr(known, "hardware_key", None) == key:
             return known.hardware, key
         try:
             return nodes.build(state.obj, classes, ready), key
@@ -562,7 +565,7 @@ def _ready_pools(composed: dict[str, dict]) -> set[str] | None:
                    for c in (obj.get("status") or {}).get("conditions") or [])}
 
 
-def simulate_dir(directory: Path, *, unready: set[str] | None = None, max_rounds: int = 30,
+def simulate_dir(directory: Path, *, unready: set[str] | None = None, max_rounds: int = 100,
                  pool: FunctionPool | None = None, incremental: bool = True) -> tuple[World, Outcome]:
     """Load every manifest under ``directory`` and reconcile to the fixed point."""
     world, outcome, _ = simulate(directory, unready=unready, max_rounds=max_rounds, pool=pool,
@@ -581,7 +584,7 @@ def load(directory: Path, pool: FunctionPool, **options: Any) -> Simulator:
     return Simulator(world, pool, **options)
 
 
-def simulate(directory: Path, *, unready: set[str] | None = None, max_rounds: int = 30,
+def simulate(directory: Path, *, unready: set[str] | None = None, max_rounds: int = 100,
              pool: FunctionPool | None = None, incremental: bool = True,
              **options: Any) -> tuple[World, Outcome, Simulator]:
     """``simulate_dir``, also returning the Simulator (its physical clusters, clock, ...)."""
