@@ -46,7 +46,7 @@ demo: $(STAMP) ## Simulate the example fleet (no cluster, no network)
 test: $(STAMP) ## Run the test suite (quick reliability included)
 	$(PYTEST) -n 2 --dist loadgroup -m "not slow" tests
 
-bench: $(STAMP) ## Benchmarks: scheduler and RunFunction at 10/100/1000 clusters
+bench: $(STAMP) ## Benchmarks: scheduler, RunFunction, simulate (generated fleets up to 1000 clusters)
 	$(BIN)/python -m tests.bench
 
 soak: $(STAMP) ## Long fuzz and load runs
