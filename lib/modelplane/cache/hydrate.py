@@ -22,6 +22,7 @@ import re
 from modelplane import labels as L
 from modelplane.naming import cache_pvc_name, dns_label
 from modelplane.objects import remote_namespace, remote_object
+from modelplane.workloads.pods import GPU_TOLERATION
 
 FUNCTION = "compose-model-cache"
 MOUNT = "/mnt/models"
@@ -154,6 +155,8 @@ def job_object(cache: str, namespace: str, cluster: str, provider_config: str,
                 "metadata": {"labels": labels},
                 "spec": {
                     "restartPolicy": "Never",
+                    # Cloud clusters have only GPU pools (every node carries the GPU taint).
+                    "tolerations": [dict(GPU_TOLERATION)],
                     "containers": [{
                         "name": "hydrate",
                         "image": IMAGE,

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from modelplane.workloads.pods import GPU_TOLERATION
+
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 POOL_API = "inference.networking.k8s.io/v1"
 LEADER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
@@ -155,6 +157,9 @@ def endpoint_picker(name: str, namespace: str, pool: str, config: Mapping[str, A
                     "metadata": {"labels": dict(selector)},
                     "spec": {
                         "serviceAccountName": name,
+                        # GKE/EKS/AKS clusters have only GPU pools (every node carries the GPU
+                        # taint), so the CPU-only picker must tolerate it to run anywhere.
+                        "tolerations": [dict(GPU_TOLERATION)],
                         "containers": [container],
                         "volumes": [{"name": "config", "configMap": {"name": name}}],
                     },
