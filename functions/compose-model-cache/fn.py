@@ -2,7 +2,7 @@
 
 Recipe: read the ModelCache, require the InferenceClusters it selects, and
 per cluster compose a Namespace, an RWX PVC, an optional token Secret and a
-hydration Job (lib/cache). Status reports a phase per cluster; the cache is
+hydration Job (lib/modelplane/cache). Status reports a phase per cluster; the cache is
 Ready when every matched cluster is.
 """
 from modelplane import conditions as C

@@ -7,7 +7,7 @@ step; schedule the current revision; drain what goes (out of routing,
 deleted on a later call); compose one ModelReplica and one ModelEndpoint per
 placed replica; report replicas, placements, removals and the Scheduled and
 Progressing conditions; ask to be called again when a time-based decision
-is due (lib/deployment).
+is due (lib/modelplane/deployment).
 """
 import dataclasses
 

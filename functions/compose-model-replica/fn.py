@@ -1,6 +1,6 @@
 """compose-model-replica: one serving instance on one workload cluster.
 
-Recipe: parse the replica, assemble its remote objects (lib/workloads), wrap
+Recipe: parse the replica, assemble its remote objects (lib/modelplane/workloads), wrap
 each in a provider-kubernetes Object for the replica's cluster, add the team
 namespace and the replica route, then report readiness, url and rewritePath.
 """

@@ -3,7 +3,7 @@
 Recipe: require the InferenceGateway ``default`` and, per spec.endpoints[i],
 the ModelEndpoints matching its selector in this namespace only; wait (keeping
 the observed route) until all are fetched; compose one HTTPRoute with exact
-weights (lib/routing/service.py); name every selector that matches nothing
+weights (lib/modelplane/routing/service.py); name every selector that matches nothing
 and every endpoint not routed yet. When no endpoint is routable at all, the
 last observed route is kept rather than replaced by one with no backends.
 """

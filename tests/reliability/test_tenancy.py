@@ -6,7 +6,7 @@ stand-in (fleet.answer) honours the namespace a requirement carries, so a
 requirement without one would hand the function the other tenant's objects,
 and the other tenant's name would show up in the response. Names are checked
 as a property too: DNS-1123 labels of at most 63 characters that never
-collide, through lib/naming.py and through the real functions.
+collide, through lib/modelplane/naming.py and through the real functions.
 """
 from __future__ import annotations
 
