@@ -23,7 +23,6 @@ connection secret (key ``kubeconfig``).
 """
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,7 +40,13 @@ from modelplane.platform.clouds import (
     kubernetes_version,
     provisioning_for,
 )
-from modelplane.platform.common import NAMESPACE, cluster_provider_config, meta, rwx_storage_class
+from modelplane.platform.common import (
+    NAMESPACE,
+    cluster_provider_config,
+    meta,
+    network_cidr,
+    rwx_storage_class,
+)
 
 AZURE_API = "azure.m.upbound.io/v1beta1"
 NETWORK_API = "network.azure.m.upbound.io/v1beta1"
@@ -81,14 +86,8 @@ def _subnet(t: Target) -> dict[str, Any]:
 
 def _node_range(t: Target) -> tuple[str, str]:
     """(virtual network range, node subnet range = its first half)."""
-    field = f"{t.block_field}.network.cidr"
-    cidr = str((t.block.get("network") or {}).get("cidr") or DEFAULT_CIDR)
-    try:
-        net = ipaddress.IPv4Network(cidr, strict=True)
-    except ValueError as err:
-        raise InputError(field, f"{cidr!r} is not an IPv4 network ({err}); write one such as {DEFAULT_CIDR}") from None
-    if not MIN_PREFIX <= net.prefixlen <= MAX_PREFIX:
-        raise InputError(field, f"{cidr} must be a /{MIN_PREFIX} to /{MAX_PREFIX}: the node subnet is its first half")
+    net = network_cidr(t.block, t.block_field, DEFAULT_CIDR, (MIN_PREFIX, MAX_PREFIX),
+                       ": the node subnet is its first half")
     return str(net), str(next(net.subnets()))
 
 

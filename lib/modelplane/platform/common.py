@@ -6,11 +6,13 @@ live here (the shared ones are in ``modelplane.conditions``).
 """
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
 from modelplane import conditions as C
 from modelplane import labels
+from modelplane.errors import InputError
 
 NAMESPACE = "modelplane-system"
 GATEWAY_NAME = "modelplane"
@@ -76,3 +78,19 @@ def condition_true(obj: Mapping[str, Any] | None, typ: str) -> bool:
         if cond.get("type") == typ:
             return cond.get("status") == "True"
     return False
+
+
+def network_cidr(block: Mapping[str, Any], block_field: str, default: str, prefixes: tuple[int, int],
+                 why: str) -> ipaddress.IPv4Network:
+    """``<block>.network.cidr`` (or ``default``) as a network whose prefix length lies in
+    ``prefixes``; ``why`` tells the user where the bounds come from."""
+    field = f"{block_field}.network.cidr"
+    cidr = str((block.get("network") or {}).get("cidr") or default)
+    try:
+        net = ipaddress.IPv4Network(cidr, strict=True)
+    except ValueError as err:
+        raise InputError(field, f"{cidr!r} is not an IPv4 network ({err}); write one such as {default}") from None
+    low, high = prefixes
+    if not low <= net.prefixlen <= high:
+        raise InputError(field, f"{cidr} must be a /{low} to /{high}{why}")
+    return net

@@ -29,7 +29,7 @@ from typing import Any
 
 from modelplane.errors import InputError
 from modelplane.platform.clouds import NETWORK_PREFIX, Target
-from modelplane.platform.common import cluster_provider_config, meta
+from modelplane.platform.common import cluster_provider_config, meta, network_cidr
 
 EC2_API = "ec2.aws.m.upbound.io/v1beta1"
 DEFAULT_CIDR = "10.0.0.0/16"
@@ -79,15 +79,8 @@ def zones(t: Target) -> list[str]:
 
 def _ranges(t: Target) -> tuple[ipaddress.IPv4Network, list[ipaddress.IPv4Network], list[ipaddress.IPv4Network]]:
     """(VPC range, private slots, public slots), eight slots each."""
-    field = f"{t.block_field}.network.cidr"
-    cidr = str((t.block.get("network") or {}).get("cidr") or DEFAULT_CIDR)
-    try:
-        net = ipaddress.IPv4Network(cidr, strict=True)
-    except ValueError as err:
-        raise InputError(field, f"{cidr!r} is not an IPv4 network ({err}); write one such as {DEFAULT_CIDR}") from None
-    if not MIN_PREFIX <= net.prefixlen <= MAX_PREFIX:
-        raise InputError(field, f"{cidr} must be a /{MIN_PREFIX} to /{MAX_PREFIX} (AWS allows /16 VPCs at most, "
-                                f"and the smallest subnet it takes is a /28)")
+    net = network_cidr(t.block, t.block_field, DEFAULT_CIDR, (MIN_PREFIX, MAX_PREFIX),
+                       " (AWS allows /16 VPCs at most, and the smallest subnet it takes is a /28)")
     p = net.prefixlen
     private = list(next(net.subnets(new_prefix=p + 1)).subnets(new_prefix=p + 4))
     public = list(list(net.subnets(new_prefix=p + 2))[2].subnets(new_prefix=p + 5))
