@@ -87,14 +87,17 @@ def test_a_cluster_down_for_six_minutes_fails_over_and_its_return_removes_the_su
     assert rounds[-1]["deployments"]["ml-team/chat"] == {"ready": 3, "desired": 3, "updated": 3}
 
 
-def test_cli_prints_the_timeline_as_json_lines():
+def test_cli_prints_the_timeline_as_json_lines(tmp_path):
+    (tmp_path / "s.scenario").write_text("steps:\n- advance: 90s\n- settle: {}\n")
     out, err = io.StringIO(), io.StringIO()
-    code = simulate_cli.run([str(SCENARIOS / "fleet"), "--scenario", str(SCENARIOS / "rolling-update.scenario"),
+    code = simulate_cli.run([str(SCENARIOS / "fleet"), "--scenario", str(tmp_path / "s.scenario"),
                              "--show", "timeline", "-o", "json"], stdout=out, stderr=err)
     assert code == 0, err.getvalue()
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [line["round"] for line in lines] == list(range(1, len(lines) + 1))
     assert lines[0]["action"] == "load" and lines[-1]["action"] == "settle"
+    assert lines[-1]["clock"] == "2026-01-01T00:01:36Z"   # loaded at 00:00:06, then 90 s
+    assert lines[-1]["deployments"] == {"ml-team/chat": {"ready": 3, "desired": 3, "updated": 3}}
     assert set(lines[-1]) == {"clock", "round", "step", "action", "deployments", "services"}
 
 
