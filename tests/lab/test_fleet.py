@@ -116,8 +116,9 @@ def test_a_device_class_claimed_by_two_drivers_selects_both():
 def test_storage_for_cache_classes():
     f = _example_fleet()
     by = {c.name: fleet.storage(c) for c in f.clusters}
-    # GKE composes its StorageClass itself: the lab only adds volumes for it.
+    # GKE and AKS compose their StorageClass themselves: the lab only adds volumes for it.
     assert [o["kind"] for o in by["gke-us-central"]] == ["PersistentVolume"] * fleet.CACHE_VOLUMES
+    assert [o["kind"] for o in by["aks-east"]] == ["PersistentVolume"] * fleet.CACHE_VOLUMES
     assert by["onprem-west"][0]["kind"] == "StorageClass"
     assert by["onprem-west"][0]["metadata"]["name"] == "modelplane-rwx"
     assert by["eks-us-east"][0]["metadata"]["name"] == "modelplane-rwx-efs"

@@ -31,7 +31,7 @@ from modelplane.errors import InputError
 from modelplane.inference_class import check_class
 from modelplane.labels import POOL
 from modelplane.platform import eks, gke
-from modelplane.platform.common import NAMESPACE
+from modelplane.platform.common import NAMESPACE, RWX_STORAGE_CLASS
 
 API = "modelplane.ai/v1alpha1"
 
@@ -74,7 +74,7 @@ class Cluster:
     pools: tuple[Pool, ...]
     taints: tuple[Mapping[str, str], ...] = ()
     cache_class: str = ""          # the StorageClass ModelCache PVCs use here ("" = none declared)
-    composes_cache_class: bool = False  # Modelplane composes the StorageClass itself (GKE)
+    composes_cache_class: bool = False  # Modelplane composes the StorageClass itself (GKE, AKS)
     # Where an Existing InferenceCluster's kubeconfig lives (its own ref; for other sources the
     # ref the lab cluster would have if registered as Existing): namespace, name, key.
     secret_ref: Mapping[str, str] = field(default_factory=dict)
@@ -136,7 +136,9 @@ def _cluster(doc: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]) -
     if not pools:
         raise InputError(f"InferenceCluster/{name}: spec.nodePools", "list at least one pool for the lab to build")
     cache_class = (block.get("cache") or {}).get("storageClassName") or ""
-    composes = source == "GKE" and not cache_class
+    # GKE and AKS compose the modelplane-rwx StorageClass themselves (Filestore, Azure
+    # Files); the XRD defaults cache.storageClassName to that name.
+    composes = source in ("GKE", "AKS") and cache_class in ("", RWX_STORAGE_CLASS)
     taints = [{k: t[k] for k in ("key", "value", "effect") if t.get(k) is not None} for t in spec.get("taints") or []]
     if source in POOL_TAINTS:
         taints.append(dict(POOL_TAINTS[source]))
@@ -145,7 +147,7 @@ def _cluster(doc: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]) -
                   "key": ref.get("key") or "kubeconfig"}
     return Cluster(
         name=name, source=source, pools=tuple(pools), taints=tuple(taints), secret_ref=secret_ref,
-        cache_class=cache_class or (gke.STORAGE_CLASS if composes else ""),
+        cache_class=cache_class or (RWX_STORAGE_CLASS if composes else ""),
         composes_cache_class=composes,
     )
 
