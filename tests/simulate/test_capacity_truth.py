@@ -24,12 +24,21 @@ def pool():
         yield p
 
 
-def start(pool, tmp_path, *docs) -> Simulator:
-    xrs, others = load_dir(fleets.write(tmp_path / "fleet", *docs))
-    world = World(others=others)
-    for obj in xrs:
-        world.apply(obj)
-    return Simulator(world, pool)
+@pytest.fixture
+def start(pool, tmp_path):
+    sims: list[Simulator] = []
+
+    def make(*docs) -> Simulator:
+        xrs, others = load_dir(fleets.write(tmp_path / "fleet", *docs))
+        world = World(others=others)
+        for obj in xrs:
+            world.apply(obj)
+        sims.append(Simulator(world, pool))
+        return sims[-1]
+
+    yield make
+    for sim in sims:
+        sim.close()
 
 
 def settle(sim: Simulator) -> None:
@@ -78,8 +87,8 @@ def used(sim: Simulator, cluster: str) -> dict[str, str]:
     return {u.pool: f"{u.used}/{u.total}" for u in sim.physical.clusters[cluster].capacity()}
 
 
-def test_two_deployments_for_one_8_gpu_pool_place_one_and_name_the_cluster_for_the_other(pool, tmp_path):
-    sim = start(pool, tmp_path, fleets.gpu_class("h100-8x"), fleets.existing_cluster("solo", [("gpu", "h100-8x", 1)]),
+def test_two_deployments_for_one_8_gpu_pool_place_one_and_name_the_cluster_for_the_other(start):
+    sim = start(fleets.gpu_class("h100-8x"), fleets.existing_cluster("solo", [("gpu", "h100-8x", 1)]),
                 fleets.gateway(), fleets.deployment("first", copies=5), fleets.deployment("second", copies=5))
     settle(sim)
     assert_truthful(sim)
@@ -92,8 +101,8 @@ def test_two_deployments_for_one_8_gpu_pool_place_one_and_name_the_cluster_for_t
     assert report.capacity(sim.physical)[-1] == "No Pending pods."
 
 
-def test_three_deployments_competing_for_two_pools(pool, tmp_path):
-    sim = start(pool, tmp_path, fleets.gpu_class("h100-8x"),
+def test_three_deployments_competing_for_two_pools(start):
+    sim = start(fleets.gpu_class("h100-8x"),
                 fleets.existing_cluster("east", [("gpu", "h100-8x", 1)]),
                 fleets.existing_cluster("west", [("gpu", "h100-8x", 1)]), fleets.gateway(),
                 *(fleets.deployment(n, copies=6) for n in ("one", "two", "three")))
@@ -105,9 +114,9 @@ def test_three_deployments_competing_for_two_pools(pool, tmp_path):
     assert used(sim, "east") == {"gpu": "6/8"} and used(sim, "west") == {"gpu": "6/8"}
 
 
-def test_a_no_execute_taint_moves_the_replicas_off_and_nothing_is_left_pending(pool, tmp_path):
+def test_a_no_execute_taint_moves_the_replicas_off_and_nothing_is_left_pending(start):
     east = fleets.existing_cluster("east", [("gpu", "h100-8x", 1)])
-    sim = start(pool, tmp_path, fleets.gpu_class("h100-8x"), east,
+    sim = start(fleets.gpu_class("h100-8x"), east,
                 fleets.existing_cluster("west", [("gpu", "h100-8x", 1)]), fleets.gateway(),
                 fleets.deployment("model", replicas=1, copies=4))
     settle(sim)
@@ -125,8 +134,8 @@ def test_a_no_execute_taint_moves_the_replicas_off_and_nothing_is_left_pending(p
     assert used(sim, held) == {"gpu": "0/8"} and used(sim, other) == {"gpu": "4/8"}
 
 
-def test_a_class_whose_devices_shrink_under_a_running_deployment(pool, tmp_path):
-    sim = start(pool, tmp_path, fleets.gpu_class("h100-8x"), fleets.existing_cluster("solo", [("gpu", "h100-8x", 1)]),
+def test_a_class_whose_devices_shrink_under_a_running_deployment(start):
+    sim = start(fleets.gpu_class("h100-8x"), fleets.existing_cluster("solo", [("gpu", "h100-8x", 1)]),
                 fleets.gateway(), fleets.deployment("model", copies=6))
     settle(sim)
     assert ready(sim, "model") and used(sim, "solo") == {"gpu": "6/8"}

@@ -34,11 +34,12 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
@@ -150,6 +151,8 @@ class Simulator:
         # renders get two, so both cores work while the simulator waits (a function is one process).
         self.spread = dict(SPREAD if spread is None else spread)
         self._extra_pools: list[FunctionPool] = []
+        # Their processes must not outlive the simulator, whoever forgets to close it.
+        weakref.finalize(self, _close_all, self._extra_pools)
         self._placed = 0                                      # ModelReplicas created or deleted so far
         # cluster -> (owner, resource name) -> (the object as last synced, what its status depended on)
         self._synced: dict[str, dict[tuple[Key, str], tuple[dict, tuple]]] = {}
@@ -296,9 +299,13 @@ class Simulator:
 
     def close(self) -> None:
         """Stop the extra function processes a spread wave started."""
-        for pool in self._extra_pools:
-            pool.close()
-        self._extra_pools.clear()
+        _close_all(self._extra_pools)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _apply(self, key: Key, reads: list[tuple[Selector, str]], result: RenderOutput | str) -> None:
         state = self.world.xrs.get(key)
@@ -549,6 +556,12 @@ class Simulator:
         finally:
             if executor is not None:
                 executor.shutdown()
+
+
+def _close_all(pools: list[FunctionPool]) -> None:
+    for pool in pools:
+        pool.close()
+    pools.clear()
 
 
 def _without_status(obj: dict) -> dict:
