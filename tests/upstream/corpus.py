@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import yaml
 from modelplane import paths
-from modelplane.validate import is_xrd, to_crd
+from modelplane.validate import Validator, is_xrd, to_crd
 from modelplane.validate import manifests as manifest_files
 
 from tests.apis import test_rules
@@ -102,3 +102,12 @@ def embedded_only(findings, doc: dict) -> bool:
     own kind because provider-kubernetes will apply it to a workload cluster."""
     return bool(findings) and doc.get("kind") == "Object" and all(
         f.path.startswith("spec.forProvider.manifest") for f in findings)
+
+
+def validator() -> Validator:
+    """modelplane validate as the upstream judges are compared with it: our XRDs, the
+    vendored upstream schemas and the corpora's extra definitions."""
+    v = Validator.from_paths([paths.APIS], upstream=True)
+    for d in extra_definitions():
+        v.add_document(d, "tests/validate")
+    return v

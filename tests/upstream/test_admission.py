@@ -41,10 +41,7 @@ DECODE_ERROR = "<decode error: no field>"
 
 @pytest.fixture(scope="module")
 def validator() -> Validator:
-    v = Validator.from_paths([paths.APIS], upstream=True)
-    for d in corpus.extra_definitions():
-        v.add_document(d, "tests/validate")
-    return v
+    return corpus.validator()
 
 
 @pytest.fixture(scope="module")

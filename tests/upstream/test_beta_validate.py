@@ -15,7 +15,6 @@ Where they may differ, by design (each row names its reason):
 from __future__ import annotations
 
 import pytest
-from modelplane import paths
 from modelplane.validate import Validator
 
 from tests.upstream import beta, corpus
@@ -31,10 +30,7 @@ TABLE = TABLES.setdefault("modelplane validate vs crossplane beta validate", [])
 
 @pytest.fixture(scope="module")
 def validator() -> Validator:
-    v = Validator.from_paths([paths.APIS], upstream=True)
-    for d in corpus.extra_definitions():
-        v.add_document(d, "tests/validate")
-    return v
+    return corpus.validator()
 
 
 @pytest.fixture(scope="module")
