@@ -207,10 +207,16 @@ def test_kubectl_get_prints_our_columns(apiserver, cluster, fleet):
         ["NAMESPACE", "NAME", *_columns("ModelReplica")],
         ["NAMESPACE", "NAME", *_columns("InferenceCluster")],
     ], out.stdout
-    # The REPLICAS column reads spec.replicas of each ModelDeployment.
-    replicas = {k[2]: str(s.obj["spec"].get("replicas", 1)) for k, s in fleet.xrs.items() if k[0] == "ModelDeployment"}
+    # The REPLICAS column reads spec.replicas of each ModelDeployment the server holds (the
+    # fleet's, and any an earlier test applied, e.g. the examples): read them back to compare.
+    listed = cluster.get("/apis/modelplane.ai/v1alpha1/modeldeployments")["items"]
+    replicas = {md["metadata"]["name"]: str(md["spec"].get("replicas", 1)) for md in listed}
     shown = {row.split()[1].rsplit("/", 1)[-1]: row.split()[2] for row in tables[0][1:]}
     assert shown == replicas, out.stdout
+    fleet_names = {k[2] for k in fleet.xrs if k[0] == "ModelDeployment"}
+    assert fleet_names <= set(shown), out.stdout
+    assert all(shown[n] == str(fleet.xrs[("ModelDeployment", ns, n)].obj["spec"].get("replicas", 1))
+               for (kind, ns, n) in fleet.xrs if kind == "ModelDeployment"), out.stdout
 
 
 # ----- what the fleet composes --------------------------------------------------------------------
