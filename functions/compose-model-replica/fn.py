@@ -2,12 +2,15 @@
 
 Recipe: parse the replica, assemble its remote objects (lib/modelplane/workloads), wrap
 each in a provider-kubernetes Object for the replica's cluster, add the team
-namespace and the replica route, then report readiness, url and rewritePath.
+namespace and the replica route, hold the cluster's provider config with a
+Usage per Object until that Object is deleted (deleting the cluster must not
+strand them), then report readiness, url and rewritePath.
 """
 from modelplane import conditions as C
 from modelplane.function import Composition
 from modelplane.naming import dns_label
 from modelplane.objects import remote_namespace, remote_object, remote_status
+from modelplane.platform import ordering
 from modelplane.schemas.model_replica import ModelReplica
 from modelplane.workloads import replica as R
 from modelplane.xr import parse
@@ -46,6 +49,8 @@ def compose(c: Composition) -> None:
         waiting.append("the cluster gateway (spec.cluster.gateway)")
         c.condition(C.SYNCED_INPUTS, False, C.WAITING_FOR_INPUTS,
                     "spec.cluster.gateway has no name/namespace yet; the replica route waits for it")
+
+    ordering.hold_provider_configs(c)
 
     status = {"ready": not waiting, "rewritePath": R.rewrite_path(c.namespace, c.name)}
     if gateway and gateway.address:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from modelplane.platform.ordering import PROVIDER_CONFIG_USAGE_PREFIXES
 from modelplane.validate.upstream import assert_valid
 
 from tests.support import conditions, desired, fatal, request, run, status
@@ -212,7 +213,9 @@ def test_composed_shape(case: Shape):
 
 def test_existing_composes_no_cloud_resources_nor_usages():
     d = desired(compose(xr("Existing"), inputs(klass())))
-    assert not [k for k in d if k.startswith(("cluster", "nodepool-", "usage-", "role-", "storageclass"))]
+    # Only the Usages that hold its own provider configs for their users (tests/platform).
+    assert not [k for k in d if k.startswith(("cluster", "nodepool-", "usage-", "role-", "storageclass"))
+                and not k.startswith(PROVIDER_CONFIG_USAGE_PREFIXES)]
 
 
 # ----- stack --------------------------------------------------------------------

@@ -79,14 +79,25 @@ def entry(rsp, name: str) -> dict:
 def test_composes_namespace_pvc_token_and_job_per_cluster_and_all_validate():
     rsp = go(cache(), [cluster("prod-a"), cluster("prod-b")])
     assert fatal(rsp) is None
-    names = sorted(desired(rsp))
+    objects = {n: o for n, o in desired(rsp).items() if o["kind"] == "Object"}
+    names = sorted(objects)
     assert [n for n in names if n.endswith("prod-a") or "prod-a-" in n] == [
         next(n for n in names if n.startswith("job-prod-a-")), "namespace-prod-a", "pvc-prod-a", "token-prod-a"]
     for obj in desired(rsp).values():
         assert_valid(obj)
         assert obj["metadata"]["namespace"] == NS
+    for obj in objects.values():
         assert obj["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig",
                                                     "name": obj["metadata"]["labels"]["modelplane.ai/cluster"]}
+    # Every Object that deletes its remote object holds its cluster's provider config (the
+    # kept-on-delete namespace needs none); the rest of desired is exactly those Usages.
+    usages = [o for o in desired(rsp).values() if o["kind"] == "Usage"]
+    assert sorted(u["spec"]["by"]["resourceRef"]["name"] for u in usages) == sorted(
+        o["metadata"]["name"] for n, o in objects.items() if not n.startswith("namespace-"))
+    assert len(usages) + len(objects) == len(desired(rsp))
+    for u in usages:
+        assert u["spec"]["of"]["resourceRef"] == {"name": u["metadata"]["labels"]["modelplane.ai/cluster"],
+                                                  "namespace": ""}
 
 
 def test_pvc_is_rwx_sized_on_the_cluster_storage_class():

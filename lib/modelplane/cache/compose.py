@@ -6,6 +6,12 @@ status entries. Nothing is lost: a cluster that is not listed (briefly gone,
 or no longer selected) keeps its observed objects untouched and stays in
 the status with a message; only objects the current spec no longer wants on
 a listed cluster (an old revision's Job, a removed token) are dropped.
+
+Every Object that deletes its remote object comes with a Usage that keeps
+the cluster's ClusterProviderConfig until the Object is gone
+(``modelplane.platform.ordering``): deleting the InferenceCluster must not
+strand the cache's PVC, Job and token on the cluster. A Usage carries its
+Object's labels, so it is kept and dropped with its cluster's objects.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from typing import Any
 from modelplane import labels as L
 from modelplane.naming import cache_pvc_name
 from modelplane.objects import remote_status
+from modelplane.platform.ordering import provider_config_usages
 
 from . import hydrate
 from .status import PENDING, READY, entry, phase
@@ -87,10 +94,13 @@ def compose_cache(cache: str, namespace: str, source: Source, targets: list[Targ
         if source.token_secret is not None:
             want[names["token"]] = hydrate.token_object(cache, namespace, t.name, pc,
                                                         source.token_secret, source.token_key)
+        usages = provider_config_usages(want)
+        want.update(usages)
         job_status = remote_status(mine.get(names["job"]))
         ph, msg = phase(job_status, remote_status(mine.get(names["pvc"])))
         for name, obj in sorted(want.items()):
-            ready = ph == READY if name == names["job"] else None
+            # A Usage only guards deletion: nothing to become ready.
+            ready = True if name in usages else ph == READY if name == names["job"] else None
             out.desired[name] = (obj, ready)
         out.drop += sorted(n for n in mine if n not in want)
         out.clusters.append(entry(t.name, ph, msg, pvc_name, t.storage_class))

@@ -3,7 +3,8 @@
 ``fn.py`` calls these in order: ``read`` the XR into a ``Plan``, ``require``
 the classes and replicas, compose the ``cloud`` (network, cluster and node
 pools) and its ``deletion_order``, ``access`` (provider configs), the
-``stack`` (Releases, gateway, cloud extras, deletion order), then ``report``
+``stack`` (Releases, gateway, cloud extras, deletion order, Usages holding
+the provider configs until their users are gone), then ``report``
 status, conditions and readiness.
 
 What is never lost: a pool whose class is not fetched yet, or does not exist
@@ -182,6 +183,8 @@ def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:
     for key, obj in sorted(users.items()):
         c.desire(key, obj)
     _usages(c, plan, users)
+    # The provider configs outlive every Object and Release that uses them (ordering.py).
+    ordering.hold_provider_configs(c)
     return sorted(users)
 
 

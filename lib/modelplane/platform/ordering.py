@@ -13,12 +13,48 @@ node group's ``subnetIdRefs``) is deleted first. A cloud adds the few
 orders no reference shows (``Source.deletion_order``). Usages only point
 from users to what they use, so they form no cycle and nothing is left
 holding the last resource (the VPC, the network, the resource group).
+
+The same mechanism keeps a workload cluster's ClusterProviderConfigs (the
+``kubernetes.m`` and ``helm.m`` ones its InferenceCluster composes) until
+every Object and Release that reaches the cluster through them is deleted
+(``provider_config_usages``): deleting an InferenceCluster deletes its
+provider configs at once, and an Object whose config is gone can never
+delete its remote object, so it stays forever. What this relies on, read in
+Crossplane v2.3.0 (``XP`` = github.com/crossplane/crossplane/v2@v2.3.0):
+
+- Deletion is refused by the Usage webhook, which looks Usages up by the
+  deleted object's group, kind, name and namespace; a cluster-scoped
+  object's namespace is "" (``XP/internal/webhook/protection/usage/handler.go:122``,
+  ``XP/internal/protection/usage/finder.go:46-57, 114-124``).
+- A namespaced Usage indexes its ``of`` under ``of.resourceRef.namespace``,
+  or under the Usage's own namespace when that is unset (``finder.go:72-78``).
+  So a namespaced Usage of a cluster-scoped object must say
+  ``namespace: ""``: without it the webhook never finds the Usage and the
+  deletion goes through. The controller reads the object with the same
+  value (``XP/internal/controller/protection/usage/reconciler.go:307-312``),
+  and resolving an ``of`` selector to a cluster-scoped object persists
+  exactly ``namespace: ""`` (``selector.go``, resolveSelector).
+- ``by`` is one resource in the Usage's namespace (``reconciler.go:496-503``);
+  a ``by`` selector is resolved once, to the first match (``selector.go``).
+  So every user gets its own Usage, in its own namespace.
+- A composed Usage being deleted waits until its ``by`` is gone
+  (``reconciler.go:314-352``); only then may its ``of`` go.
+- ``replayDeletion`` re-issues the refused deletion once the last Usage is
+  gone (``reconciler.go:396-413``; the webhook records the attempt,
+  ``handler.go:136-147``): the garbage collector that tried to delete the
+  provider config backs off exponentially, so without it the config would
+  linger for minutes after its last user.
+- A resource whose management policies leave out Delete is released without
+  connecting to its cluster (crossplane-runtime ``reconciler/managed/reconciler.go``,
+  "WasDeleted && !ShouldDelete"), so it needs no Usage (the shared team
+  namespaces, ``objects.KEEP_ON_DELETE``).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from modelplane.function import Composition
 from modelplane.naming import dns_label
 from modelplane.platform.common import NAMESPACE
 
@@ -27,15 +63,24 @@ USAGE_PREFIX = "usage-"   # composition-resource-names of Usages
 
 
 def usage(of: Mapping[str, Any], by: Mapping[str, Any], lbls: Mapping[str, str], name: str = "") -> dict[str, Any]:
-    """A Usage that keeps ``of`` until ``by`` is deleted (both in the XR's namespace)."""
-    def ref(o: Mapping[str, Any]) -> dict[str, Any]:
-        return {"apiVersion": o["apiVersion"], "kind": o["kind"], "resourceRef": {"name": o["metadata"]["name"]}}
+    """A Usage that keeps ``of`` until ``by`` is deleted, in ``by``'s namespace.
+
+    An ``of`` without ``metadata.namespace`` is cluster-scoped: its ref says
+    ``namespace: ""`` (module docstring); one in another namespace names it.
+    """
+    namespace = by["metadata"].get("namespace") or NAMESPACE
+
+    def ref(o: Mapping[str, Any], of_ref: bool) -> dict[str, Any]:
+        r: dict[str, Any] = {"name": o["metadata"]["name"]}
+        if of_ref and o["metadata"].get("namespace", "") != namespace:
+            r["namespace"] = o["metadata"].get("namespace", "")
+        return {"apiVersion": o["apiVersion"], "kind": o["kind"], "resourceRef": r}
 
     return {
         "apiVersion": USAGE_API, "kind": "Usage",
         "metadata": {"name": name or dns_label(by["metadata"]["name"], "uses", of["metadata"]["name"]),
-                     "namespace": NAMESPACE, "labels": dict(sorted(lbls.items()))},
-        "spec": {"of": ref(of), "by": ref(by), "replayDeletion": True},
+                     "namespace": namespace, "labels": dict(sorted(lbls.items()))},
+        "spec": {"of": ref(of, True), "by": ref(by, False), "replayDeletion": True},
     }
 
 
@@ -82,3 +127,78 @@ def edges(resources: Mapping[str, Mapping[str, Any]], guarded: Iterable[str],
 def usage_key(user_key: str, used_key: str) -> str:
     """composition-resource-name of the Usage that orders ``user_key`` before ``used_key``."""
     return f"{USAGE_PREFIX}{used_key}-by-{user_key}"
+
+
+# --- workload clusters' provider configs -------------------------------------------------
+
+# API group of a resource that reaches a workload cluster -> the API version of that
+# group's ClusterProviderConfig (what compose-inference-cluster composes).
+PROVIDER_CONFIG_APIS = {
+    "kubernetes.m.crossplane.io": "kubernetes.m.crossplane.io/v1alpha1",
+    "helm.m.crossplane.io": "helm.m.crossplane.io/v1beta1",
+}
+_DELETES = frozenset({"*", "Delete"})
+
+
+def _group_word(api_version: str) -> str:
+    """``kubernetes`` for kubernetes.m.crossplane.io/v1alpha1, ``helm`` for helm.m..."""
+    return api_version.split("/")[0].split(".")[0]
+
+
+# composition-resource-names of provider-config Usages start with one of these.
+PROVIDER_CONFIG_USAGE_PREFIXES = tuple(f"{USAGE_PREFIX}{_group_word(g)}-pc-" for g in PROVIDER_CONFIG_APIS)
+
+
+def provider_config_of(user: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ClusterProviderConfig ``user`` needs in order to be deleted (None when it needs none)."""
+    group = str(user.get("apiVersion", "")).split("/")[0]
+    spec = user.get("spec") or {}
+    ref = spec.get("providerConfigRef") or {}
+    api = PROVIDER_CONFIG_APIS.get(group)
+    if api is None or ref.get("kind") != "ClusterProviderConfig" or not ref.get("name"):
+        return None
+    policies = spec.get("managementPolicies")
+    if policies is not None and not _DELETES & set(policies):
+        return None  # released without reaching the cluster
+    return {"apiVersion": api, "kind": "ClusterProviderConfig", "metadata": {"name": ref["name"]}}
+
+
+def provider_config_usage_key(user_key: str, user: Mapping[str, Any]) -> str:
+    """composition-resource-name of the Usage of ``user``'s provider config: a DNS label
+    (``usage-kubernetes-pc-<user key>``, cut with a hash when long), like the keys beside it."""
+    return dns_label(f"{USAGE_PREFIX}{_group_word(str(user.get('apiVersion', '')))}-pc", user_key)
+
+
+def provider_config_usages(resources: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """composition-resource-name -> Usage: one per resource whose deletion needs a workload
+    cluster's ClusterProviderConfig, holding that config until the resource is gone.
+
+    Each Usage lives in its user's namespace with its user's labels, and is
+    named after its user and the config's group (two kinds may share a name).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for key, user in sorted(resources.items()):
+        of = provider_config_of(user)
+        if of is None:
+            continue
+        meta = user.get("metadata") or {}
+        name = dns_label(meta["name"], "uses", _group_word(of["apiVersion"]), "pc")
+        out[provider_config_usage_key(key, user)] = usage(of, user, meta.get("labels") or {}, name)
+    return out
+
+
+def hold_provider_configs(c: Composition) -> None:
+    """Desire the provider-config Usage of every desired resource; drop those whose user is gone.
+
+    Runs after everything else is desired, so it also covers children kept
+    from the observed state.
+    """
+    users = {k: d for k in c.desired_names()
+             if not k.startswith(USAGE_PREFIX) and (d := c.desired(k)) is not None}
+    wanted = provider_config_usages(users)
+    for key, obj in wanted.items():
+        # A Usage only guards deletion; it has nothing to become ready.
+        c.desire(key, obj, ready=True)
+    for key in sorted(set(c.observed) | set(c.desired_names())):
+        if key.startswith(PROVIDER_CONFIG_USAGE_PREFIXES) and key not in wanted:
+            c.drop(key)
