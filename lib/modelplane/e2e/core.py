@@ -9,10 +9,16 @@ references):
   DeploymentRuntimeConfig and a ManagedResourceActivationPolicy activating
   every managed resource (the chart's default, ``*``);
 - start runs every controller with ``--package-runtime=External`` (the lab's
-  runtime runs functions and providers), webhooks off (only the Usage webhook
-  is left in v2.3; its server would need a Service the API server can reach),
-  the package cache and the client certificate files in the state folder, and
-  metrics/health on free loopback ports.
+  runtime runs functions and providers), the package cache and the client
+  certificate files in the state folder, and metrics/health on free loopback
+  ports;
+- the Usage webhook, the only one left in v2.3, runs as in a real install:
+  without it Crossplane starts no Usage controllers either (``core.go:648``)
+  and Usages order nothing. init would point its
+  ValidatingWebhookConfiguration at a Service no API server here can reach,
+  so init runs with webhooks off and the lab applies the module's
+  ``cluster/webhookconfigurations/usage.yaml`` itself, with a loopback URL
+  and a server certificate signed by Crossplane's CA (what init would issue).
 """
 from __future__ import annotations
 
@@ -22,6 +28,8 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+
+import yaml
 
 from modelplane.e2e import certs, upstream
 from modelplane.kube.client import Client
@@ -33,6 +41,7 @@ SERVICE_ACCOUNT = "crossplane"
 CA_SECRET = "crossplane-root-ca"
 CLIENT_SECRET = "crossplane-tls-client"
 READY_TIMEOUT = 60.0
+WEBHOOK_CERT_NAME = "crossplane-webhook"
 
 
 # Settings go in through the environment variables the chart sets: kong derives some flag
@@ -46,11 +55,29 @@ def init_argv(binary: Path) -> list:
     return [binary, "core", "init", "--activation=*"]
 
 
-def start_env(state: Path, client_certs: Path, metrics: int, health: int) -> dict[str, str]:
+def start_env(state: Path, client_certs: Path, metrics: int, health: int, webhook: int,
+              server_certs: Path) -> dict[str, str]:
     return {"POD_NAMESPACE": NAMESPACE, "POD_SERVICE_ACCOUNT": SERVICE_ACCOUNT, "PACKAGE_RUNTIME": "External",
-            "ENABLE_WEBHOOKS": "false", "XPKG_CACHE_DIR": str(state / "xpkg-cache"),
+            "ENABLE_WEBHOOKS": "true", "WEBHOOK_PORT": str(webhook), "TLS_SERVER_CERTS_DIR": str(server_certs),
+            "XPKG_CACHE_DIR": str(state / "xpkg-cache"),
             "TLS_CLIENT_CERTS_DIR": str(client_certs), "METRICS_PORT": str(metrics),
             "HEALTH_PROBE_PORT": str(health)}
+
+
+def webhook_configurations(source: Path, port: int, ca_bundle: bytes) -> list[dict]:
+    """The module's webhook configurations (``cluster/webhookconfigurations``) dialled at
+    ``https://127.0.0.1:<port><path>``: a Service reference becomes a loopback URL."""
+    out = []
+    for path in sorted(source.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if not doc:
+                continue
+            for hook in doc.get("webhooks") or []:
+                svc = (hook.get("clientConfig") or {}).get("service") or {}
+                hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{svc.get('path', '')}",
+                                        "caBundle": base64.b64encode(ca_bundle).decode()}
+            out.append(doc)
+    return out
 
 
 def start_argv(binary: Path) -> list:
@@ -88,24 +115,41 @@ def init(client: Client, kubeconfig: Path, state: Path, attempts: int = 5) -> in
     raise ComponentError(f"crossplane core init failed {attempts} times (log: {log}):\n{tail}")
 
 
+def _secret(client: Client, name: str) -> dict[str, bytes]:
+    secret = client.request("GET", f"/api/v1/namespaces/{NAMESPACE}/secrets/{name}")
+    return {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
+
+
 def client_certs(client: Client, state: Path) -> Path:
     """The client Secret as files: what the chart mounts for ``--tls-client-certs-dir``."""
-    secret = client.request("GET", f"/api/v1/namespaces/{NAMESPACE}/secrets/{CLIENT_SECRET}")
-    data = {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
+    data = _secret(client, CLIENT_SECRET)
     return certs.write_dir(state / "tls" / "crossplane-client", {k: data[k] for k in ("ca.crt", "tls.crt", "tls.key")})
+
+
+def server_certs(client: Client, state: Path) -> tuple[Path, bytes]:
+    """The webhook server's certificate (loopback names, signed by ``crossplane-root-ca``) as
+    files for ``TLS_SERVER_CERTS_DIR``, and the CA the API server must trust."""
+    ca = _secret(client, CA_SECRET)
+    data = certs.issue(ca["tls.crt"], ca["tls.key"], WEBHOOK_CERT_NAME)
+    return certs.write_dir(state / "tls" / WEBHOOK_CERT_NAME, data), ca["tls.crt"]
 
 
 class Core:
     """A running ``crossplane core start``."""
 
     def __init__(self, client: Client, kubeconfig: Path, state: Path) -> None:
-        self.metrics, self.health = free_port(), free_port()
+        self.metrics, self.health, self.webhook = free_port(), free_port(), free_port()
         (state / "xpkg-cache").mkdir(parents=True, exist_ok=True)
-        env = {**start_env(state, client_certs(client, state), self.metrics, self.health),
+        server, ca = server_certs(client, state)
+        env = {**start_env(state, client_certs(client, state), self.metrics, self.health, self.webhook, server),
                "KUBECONFIG": str(kubeconfig)}
         self.process = Process("crossplane", start_argv(upstream.binary("crossplane-core")), state / "crossplane.log",
                                env=env)
+        # Ready includes the webhook server listening (core.go:681).
         self.process.wait_ready(self.ready, READY_TIMEOUT)
+        for obj in webhook_configurations(upstream.source("crossplane-core", "cluster", "webhookconfigurations"),
+                                          self.webhook, ca):
+            client.apply(obj)
 
     def ready(self) -> bool:
         with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
