@@ -49,7 +49,7 @@ def compose(c: Composition) -> None:
     own = observed.read(c.observed)
     live = own.live(dep.namespace)
     structs = c.required_structs(inputs.CLUSTERS)
-    clusters, infos = inputs.read_clusters(structs, dep.key, live)
+    clusters, infos, terminating = inputs.read_clusters(structs, dep.key, live)
     classes, warnings = inputs.read_classes(c.required(inputs.CLASSES))
     cache = inputs.read_cache(dep.cache, c.required(inputs.CACHE)) if dep.cache else None
     for w in warnings:
@@ -59,7 +59,7 @@ def compose(c: Composition) -> None:
     p = plan(own.replicas, clusters, infos.since, rev, strategy, dep.replicas, after, now)
 
     fleet = Fleet(clusters=clusters, classes=classes, cache_ready=cache.ready if cache else None,
-                  terminating=inputs.Terminating(structs, dep.key, live))
+                  terminating=terminating)
     sched = schedule(dataclasses.replace(dep, replicas=p.step.target), fleet, p.current)
     leaving = drain.removals(own.replicas, sched, p.step.retire)
 

@@ -1,0 +1,308 @@
+"""The InferenceClusters compose-model-deployment reads, as the scheduler's dataclasses.
+
+Clusters are the big input: every call gets every InferenceCluster the
+deployment's selector matches (1,000 clusters x pools x allocations is a
+2 MB request), and most calls see almost all of them unchanged since the
+previous call. So each cluster is read once per *version*: what the
+scheduler needs of it (``Facts``: name, labels, readiness, taints, pools and
+their allocations, what a ModelReplica needs, when it last changed) is kept
+by a digest of its wire bytes, which serialising in C gives cheaply, and a
+call only turns the facts into this deployment's view (its own observed
+replicas are left out of the allocations, its terminating ones marked).
+The cache is bounded and shared by the server's worker threads; two calls
+racing on one version both read it, which is harmless.
+
+Capacity: a pool's allocations list every ModelReplica on it, ours
+included. Ours that are observed children are skipped here (the scheduler
+accounts for them from the observed ModelReplicas, at their own admission
+keys); ours that are not (dropped on an earlier call, still terminating:
+their pods hold devices until they are gone) count like anyone else's, and
+their indexes are ``Terminating`` so no new replica reuses the name.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from google.protobuf import struct_pb2
+
+from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
+
+# Versions of clusters kept: a 5,000-cluster fleet, with room for the versions a busy fleet writes.
+CACHED_VERSIONS = 20_000
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """What a ModelReplica needs to know about its cluster (spec.cluster)."""
+
+    provider_config: str
+    gateway: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    name: str
+    class_name: str
+    nodes: int
+    allocations: tuple[Allocation, ...]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """One version of one InferenceCluster, as every deployment reads it."""
+
+    cluster: Cluster                 # pools=None; the reader's view adds its own
+    pools: tuple[PoolFacts, ...] | None
+    info: ClusterInfo
+    since: str                       # the Ready condition's last transition, else creation; "" if neither
+
+
+# --- reading one Struct --------------------------------------------------------
+# Struct access: work on the ``fields`` maps and read typed members directly
+# (a missing or differently typed value reads as its zero value); ``get``
+# never inserts into the request, unlike indexing a protobuf map.
+Fields = Mapping[str, struct_pb2.Value]
+_NONE: Fields = {}
+
+
+def _m(f: Fields, key: str) -> Fields:
+    v = f.get(key)
+    return v.struct_value.fields if v is not None else _NONE
+
+
+def _l(f: Fields, key: str) -> Sequence[struct_pb2.Value]:
+    v = f.get(key)
+    return v.list_value.values if v is not None else ()
+
+
+def _s(f: Fields, key: str) -> str:
+    v = f.get(key)
+    return v.string_value if v is not None else ""
+
+
+def _n(f: Fields, key: str) -> int:
+    v = f.get(key)
+    return int(v.number_value) if v is not None else 0
+
+
+def _strings(f: Fields) -> dict[str, str]:
+    return {k: v.string_value for k, v in f.items()}
+
+
+def _ready(status: Fields) -> tuple[bool, str]:
+    for v in _l(status, "conditions"):
+        cond = v.struct_value.fields
+        if _s(cond, "type") == "Ready":
+            if _s(cond, "status") == "True":
+                return True, ""
+            return False, _s(cond, "reason") or _s(cond, "message")
+    return False, "no Ready condition yet"
+
+
+def _since(status: Fields, meta: Fields) -> str:
+    for v in _l(status, "conditions"):
+        cond = v.struct_value.fields
+        if _s(cond, "type") == "Ready" and _s(cond, "lastTransitionTime"):
+            return _s(cond, "lastTransitionTime")
+    return _s(meta, "creationTimestamp")
+
+
+def _pods(alloc: Fields) -> tuple[PodGroup, ...]:
+    out = []
+    for v in _l(alloc, "pods"):
+        g = v.struct_value.fields
+        gang = g.get("gang")
+        out.append(PodGroup(
+            count=_n(g, "count"),
+            devices={k: int(d.number_value) for k, d in sorted(_m(g, "devices").items())},
+            gang=gang.bool_value if gang is not None else False,
+        ))
+    return tuple(out)
+
+
+def _allocations(pool: Fields) -> tuple[Allocation, ...]:
+    return tuple(
+        Allocation(replica=_s(a, "replica"), deployment=_s(a, "deployment"), order=_s(a, "order"), pods=_pods(a))
+        for a in (v.struct_value.fields for v in _l(pool, "allocations")))
+
+
+def facts(s: struct_pb2.Struct) -> Facts:
+    """Read one InferenceCluster Struct (uncached)."""
+    f = s.fields
+    meta, spec, status = _m(f, "metadata"), _m(f, "spec"), _m(f, "status")
+    name = _s(meta, "name")
+    ready, why = _ready(status)
+    taints = tuple(
+        Taint(key=_s(t, "key"), value=_s(t, "value"), effect=_s(t, "effect") or "NoSchedule")
+        for t in (v.struct_value.fields for v in _l(spec, "taints"))
+    )
+    pools = None
+    if "pools" in status:
+        pools = tuple(PoolFacts(name=_s(p, "name"), class_name=_s(p, "class"), nodes=_n(p, "nodes"),
+                                allocations=_allocations(p))
+                      for p in (v.struct_value.fields for v in _l(status, "pools")))
+    return Facts(
+        cluster=Cluster(name=name, labels=_strings(_m(meta, "labels")), ready=ready, not_ready_reason=why,
+                        taints=taints, pools=None),
+        pools=pools,
+        info=ClusterInfo(provider_config=_s(status, "providerConfigName") or name,
+                         gateway=_strings(_m(status, "gateway"))),
+        since=_since(status, meta),
+    )
+
+
+class _Cache:
+    """Facts by a digest of the cluster's wire bytes, least recently used out first."""
+
+    def __init__(self, limit: int = CACHED_VERSIONS) -> None:
+        self._facts: OrderedDict[bytes, Facts] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def get(self, s: struct_pb2.Struct) -> Facts:
+        # Equal bytes are equal content; a map serialised in another order only costs a miss.
+        digest = hashlib.blake2b(s.SerializeToString(), digest_size=16).digest()
+        with self._lock:
+            hit = self._facts.get(digest)
+            if hit is not None:
+                self._facts.move_to_end(digest)
+                return hit
+        read = facts(s)
+        with self._lock:
+            self._facts[digest] = read
+            while len(self._facts) > self._limit:
+                self._facts.popitem(last=False)
+        return read
+
+
+_CACHE = _Cache()
+
+
+# --- one deployment's view -------------------------------------------------------
+
+
+class Allocations(Sequence[Allocation]):
+    """A pool's allocations as one deployment sees them: all but its observed
+    replicas, its terminating ones marked as another deployment's (the
+    scheduler skips its own key when replaying). Filtered on first use:
+    only pools whose class fits the deployment are ever replayed. Compares
+    equal to the same allocations in a tuple."""
+
+    __slots__ = ("_all", "_items", "_live", "_own")
+
+    def __init__(self, allocations: tuple[Allocation, ...], own: str, live: Container[str] = frozenset()) -> None:
+        self._all: tuple[Allocation, ...] | None = allocations
+        self._own = own
+        self._live = live
+        self._items: tuple[Allocation, ...] = ()
+
+    def _read(self) -> tuple[Allocation, ...]:
+        if self._all is not None:
+            own, live = self._own, self._live
+            self._items = tuple(
+                a if a.deployment != own else Allocation(replica=a.replica, deployment=f"{own} (terminating)",
+                                                         order=a.order, pods=a.pods)
+                for a in self._all if a.deployment != own or a.replica not in live)
+            self._all = None
+        return self._items
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._read()[i]
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __iter__(self) -> Iterator[Allocation]:
+        return iter(self._read())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Allocations):
+            other = other._read()
+        return self._read() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._read())
+
+
+def _view(f: Facts, own: str, live: Container[str]) -> Cluster:
+    if f.pools is None:
+        return f.cluster
+    pools = tuple(Pool(name=p.name, class_name=p.class_name, nodes=p.nodes,
+                       allocations=Allocations(p.allocations, own, live)) for p in f.pools)
+    c = f.cluster
+    return Cluster(name=c.name, labels=c.labels, ready=c.ready, not_ready_reason=c.not_ready_reason,
+                   taints=c.taints, pools=pools)
+
+
+class ClusterInfos(Mapping[str, ClusterInfo]):
+    """Cluster name -> ClusterInfo; ``since`` tells when each last changed."""
+
+    def __init__(self, read: Mapping[str, Facts]) -> None:
+        self._facts = read
+
+    def __getitem__(self, name: str) -> ClusterInfo:
+        return self._facts[name].info
+
+    def __len__(self) -> int:
+        return len(self._facts)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._facts)
+
+    def since(self, name: str) -> str:
+        """When the cluster's Ready condition last changed (RFC 3339), or,
+        without one, when the cluster was created; "" when neither is known."""
+        f = self._facts.get(name)
+        return f.since if f is not None else ""
+
+
+def read_clusters(structs: Iterable[struct_pb2.Struct], own: str,
+                  live: Container[str] = frozenset()) -> tuple[tuple[Cluster, ...], ClusterInfos, Terminating]:
+    """The clusters sorted by name, what replicas need of each, and this
+    deployment's terminating indexes. ``live`` holds ``namespace/name`` of
+    this deployment's observed ModelReplicas."""
+    read: dict[str, Facts] = {}
+    for s in structs:
+        f = _CACHE.get(s)
+        if f.cluster.name:
+            read[f.cluster.name] = f
+    read = dict(sorted(read.items()))
+    clusters = tuple(_view(f, own, live) for f in read.values())
+    return clusters, ClusterInfos(read), Terminating(read.values(), own, live)
+
+
+class Terminating(Container[int]):
+    """Indexes of this deployment's ModelReplicas that the clusters still
+    list in ``status.pools`` but that are no longer observed children (being
+    deleted). Worked out on first use: only a call that places a new replica
+    asks."""
+
+    def __init__(self, read: Iterable[Facts], own: str, live: Container[str]) -> None:
+        self._read_from: Iterable[Facts] | None = read
+        self._own = own
+        self._live = live
+        self._indexes: frozenset[int] = frozenset()
+
+    def _read(self) -> frozenset[int]:
+        if self._read_from is not None:
+            found = set()
+            for f in self._read_from:
+                for p in f.pools or ():
+                    for a in p.allocations:
+                        if a.deployment == self._own and a.replica not in self._live:
+                            # The admission key ends with the index: ".../{index:05d}".
+                            tail = a.order.rsplit("/", 1)[-1]
+                            if tail.isdigit():
+                                found.add(int(tail))
+            self._indexes = frozenset(found)
+            self._read_from = None
+        return self._indexes
+
+    def __contains__(self, index: object) -> bool:
+        return index in self._read()
