@@ -1,12 +1,16 @@
 """compose-model-cache: stage a model's weights once on every selected cluster.
 
-Recipe: read the ModelCache, require the InferenceClusters it selects, and
-per cluster compose a Namespace, an RWX PVC, an optional token Secret and a
-hydration Job (lib/modelplane/cache). Status reports a phase per cluster; the cache is
-Ready when every matched cluster is.
+Recipe: read the ModelCache, require the InferenceClusters it selects (and,
+by name, any it has objects on that the selector no longer lists, to tell a
+deleted cluster from an unselected one), and per cluster compose a
+Namespace, an RWX PVC, an optional token Secret and a hydration Job, each
+holding the cluster's provider config with a Usage (lib/modelplane/cache).
+Objects on a deleted cluster are dropped; on an unselected one, kept.
+Status reports a phase per cluster; the cache is Ready when every matched
+cluster is.
 """
 from modelplane import conditions as C
-from modelplane.cache.compose import Source, compose_cache
+from modelplane.cache.compose import Source, compose_cache, unlisted
 from modelplane.cache.status import FAILED, NO_MATCHING_CLUSTERS, READY
 from modelplane.cache.targets import targets
 from modelplane.errors import InputError
@@ -15,6 +19,7 @@ from modelplane.schemas.model_cache import ModelCache
 from modelplane.xr import parse
 
 CLUSTERS = "clusters"
+CLUSTER_PREFIX = "cluster-"   # one InferenceCluster by name
 
 
 def compose(c: Composition) -> None:
@@ -37,7 +42,13 @@ def compose(c: Composition) -> None:
     token = hf.tokenSecretRef
     source = Source(repo=hf.repo, revision=hf.revision or "main", size_gib=hf.sizeGiB,
                     token_secret=token.name if token else None, token_key=(token.key if token else None) or "token")
-    result = compose_cache(c.name, c.namespace, source, targets(clusters), c.observed)
+    matched = targets(clusters)
+    deleted = set()
+    for name in unlisted(matched, c.observed):
+        c.require(f"{CLUSTER_PREFIX}{name}", "modelplane.ai/v1alpha1", "InferenceCluster", match_name=name)
+        if c.required(f"{CLUSTER_PREFIX}{name}") == []:   # fetched, and it does not exist
+            deleted.add(name)
+    result = compose_cache(c.name, c.namespace, source, matched, c.observed, frozenset(deleted))
     for name, (obj, ready) in result.desired.items():
         c.desire(name, obj, ready=ready)
     for name in result.drop:

@@ -18,7 +18,7 @@ from modelplane.validate.upstream import assert_valid
 from tests.functions import test_inference_cluster as ic
 from tests.functions import test_model_cache as mc
 from tests.functions import test_model_replica as mr
-from tests.support import desired, request, run
+from tests.support import desired, request, run, status
 
 CONFIG_API = {"kubernetes.m.crossplane.io": "kubernetes.m.crossplane.io/v1alpha1",
               "helm.m.crossplane.io": "helm.m.crossplane.io/v1beta1"}
@@ -100,3 +100,41 @@ def test_inference_cluster_disabled_component_drops_its_usage_even_when_observed
     d = desired(ic.compose(x, ic.inputs(ic.klass()), copy.deepcopy(observed)))
     assert "release-lws" not in d and "usage-helm-pc-release-lws" not in d
     assert_every_user_holds_its_config(d)
+
+
+# A ModelCache keeps its objects on a cluster the selector no longer lists; but once that
+# InferenceCluster is deleted, its provider configs wait for those objects, so keeping them
+# would hold the configs forever. The cache asks for the cluster by name to tell the two apart.
+
+def _cache_on_two_clusters() -> dict:
+    first = mc.go(mc.cache(), [mc.cluster("prod-a"), mc.cluster("prod-b")])
+    return mc.observed_after(first, job=mc.job_status(Complete="done"))
+
+
+def _cache(required: dict, observed: dict):
+    return run(mc.FN, request(mc.cache(), observed=observed, required=required))
+
+
+def test_model_cache_asks_for_an_unlisted_cluster_by_name_and_keeps_it_until_known():
+    observed = _cache_on_two_clusters()
+    rsp = _cache({"clusters": [mc.cluster("prod-a")]}, observed)
+    sel = rsp.requirements.resources["cluster-prod-b"]
+    assert (sel.kind, sel.match_name) == ("InferenceCluster", "prod-b")
+    assert sorted(desired(rsp)) == sorted(observed)
+
+
+def test_model_cache_keeps_everything_on_a_cluster_that_exists_but_is_unselected():
+    observed = _cache_on_two_clusters()
+    rsp = _cache({"clusters": [mc.cluster("prod-a")], "cluster-prod-b": [mc.cluster("prod-b")]}, observed)
+    assert sorted(desired(rsp)) == sorted(observed)
+    assert "not listed" in mc.entry(rsp, "prod-b")["message"]
+
+
+def test_model_cache_drops_everything_on_a_deleted_cluster_with_its_usages():
+    observed = _cache_on_two_clusters()
+    rsp = _cache({"clusters": [mc.cluster("prod-a")], "cluster-prod-b": []}, observed)
+    d = desired(rsp)
+    assert not [k for k, o in d.items() if o["metadata"]["labels"].get("modelplane.ai/cluster") == "prod-b"]
+    assert [k for k, o in d.items() if o["metadata"]["labels"].get("modelplane.ai/cluster") == "prod-a"]
+    assert [e["name"] for e in status(rsp)["clusters"]] == ["prod-a"]
+    assert assert_every_user_holds_its_config(d) == 3

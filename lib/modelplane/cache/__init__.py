@@ -10,7 +10,10 @@ ClusterProviderConfig):
 - optionally a Secret holding the Hugging Face token, copied from the
   control-plane Secret by provider-kubernetes (``references.patchesFrom``),
   so the token never passes through our manifests, status or logs,
-- a hydration Job that downloads ``repo@revision`` into the PVC once.
+- a hydration Job that downloads ``repo@revision`` into the PVC once,
+- beside each of those that deletes its remote object, a Usage keeping the
+  cluster's ClusterProviderConfig until it is gone (docs/contracts.md,
+  "Deletion order").
 
 Modules: ``targets`` (which clusters, and what each is missing),
 ``hydrate`` (the remote object builders), ``status`` (per-cluster phase from

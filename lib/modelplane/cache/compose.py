@@ -2,10 +2,14 @@
 
 ``compose_cache`` is pure: it takes the parsed spec, the matched clusters
 and the observed children, and returns what to desire, what to drop and the
-status entries. Nothing is lost: a cluster that is not listed (briefly gone,
-or no longer selected) keeps its observed objects untouched and stays in
-the status with a message; only objects the current spec no longer wants on
-a listed cluster (an old revision's Job, a removed token) are dropped.
+status entries. Nothing is lost: a cluster that is not listed (no longer
+selected, or not known to be deleted) keeps its observed objects untouched
+and stays in the status with a message; only objects the current spec no
+longer wants on a listed cluster (an old revision's Job, a removed token)
+are dropped, and everything on a cluster whose InferenceCluster no longer
+exists (``deleted``): its provider configs wait for those objects (below),
+so keeping them would keep the configs, and the deleted cluster's own
+deletion, forever.
 
 Every Object that deletes its remote object comes with a Usage that keeps
 the cluster's ClusterProviderConfig until the Object is gone
@@ -67,8 +71,14 @@ def _observed_phase(children: Mapping[str, Mapping[str, Any]], job_name: str | N
     return phase(remote_status(job), remote_status(pvcs[0]) if pvcs else {})
 
 
+def unlisted(targets: list[Target], observed: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Clusters the cache has objects on that the selector did not list (deleted or unselected)."""
+    return sorted(set(_by_cluster(observed)) - {t.name for t in targets})
+
+
 def compose_cache(cache: str, namespace: str, source: Source, targets: list[Target],
-                  observed: Mapping[str, Mapping[str, Any]]) -> Result:
+                  observed: Mapping[str, Mapping[str, Any]], deleted: frozenset[str] = frozenset()) -> Result:
+    """``deleted``: unlisted clusters whose InferenceCluster is known not to exist."""
     out = Result()
     pvc_name = cache_pvc_name(cache)
     children = _by_cluster(observed)
@@ -106,6 +116,9 @@ def compose_cache(cache: str, namespace: str, source: Source, targets: list[Targ
         out.clusters.append(entry(t.name, ph, msg, pvc_name, t.storage_class))
         out.matched_ready += ph == READY
     for cluster in sorted(set(children) - listed):
+        if cluster in deleted:
+            out.drop += sorted(children[cluster])  # deleted through its configs, which wait for them
+            continue
         seen = _observed_phase(children[cluster], None) or (PENDING, "")
         msg = f"InferenceCluster {cluster} is not listed (gone or no longer selected); keeping its cache"
         out.clusters.append(entry(cluster, seen[0], msg, pvc_name, ""))
