@@ -5,21 +5,24 @@ by name, any it has objects on that the selector no longer lists, to tell a
 deleted cluster from an unselected one), and per cluster compose a
 Namespace, an RWX PVC, an optional token Secret and a hydration Job, each
 holding the cluster's provider config with a Usage (lib/modelplane/cache).
-Objects on a deleted cluster are dropped; on an unselected one, kept.
+Objects on a deleted cluster are dropped, their Usages once those Objects
+are gone (asked for by name); on an unselected one, everything is kept.
 Status reports a phase per cluster; the cache is Ready when every matched
 cluster is.
 """
 from modelplane import conditions as C
-from modelplane.cache.compose import Source, compose_cache, unlisted
+from modelplane.cache.compose import Source, awaited, compose_cache, unlisted
 from modelplane.cache.status import FAILED, NO_MATCHING_CLUSTERS, READY
 from modelplane.cache.targets import targets
 from modelplane.errors import InputError
 from modelplane.function import Composition
+from modelplane.objects import OBJECT_API, OBJECT_KIND
 from modelplane.schemas.model_cache import ModelCache
 from modelplane.xr import parse
 
 CLUSTERS = "clusters"
 CLUSTER_PREFIX = "cluster-"   # one InferenceCluster by name
+OBJECT_PREFIX = "object-"     # one of our Objects by name, awaited by its Usage
 
 
 def compose(c: Composition) -> None:
@@ -43,12 +46,16 @@ def compose(c: Composition) -> None:
     source = Source(repo=hf.repo, revision=hf.revision or "main", size_gib=hf.sizeGiB,
                     token_secret=token.name if token else None, token_key=(token.key if token else None) or "token")
     matched = targets(clusters)
-    deleted = set()
+    deleted, gone = set(), set()
     for name in unlisted(matched, c.observed):
         c.require(f"{CLUSTER_PREFIX}{name}", "modelplane.ai/v1alpha1", "InferenceCluster", match_name=name)
         if c.required(f"{CLUSTER_PREFIX}{name}") == []:   # fetched, and it does not exist
             deleted.add(name)
-    result = compose_cache(c.name, c.namespace, source, matched, c.observed, frozenset(deleted))
+    for name in awaited(c.observed, frozenset(deleted)):
+        c.require(f"{OBJECT_PREFIX}{name}", OBJECT_API, OBJECT_KIND, match_name=name, namespace=c.namespace)
+        if c.required(f"{OBJECT_PREFIX}{name}") == []:
+            gone.add(name)
+    result = compose_cache(c.name, c.namespace, source, matched, c.observed, frozenset(deleted), frozenset(gone))
     for name, (obj, ready) in result.desired.items():
         c.desire(name, obj, ready=ready)
     for name in result.drop:

@@ -130,11 +130,29 @@ def test_model_cache_keeps_everything_on_a_cluster_that_exists_but_is_unselected
     assert "not listed" in mc.entry(rsp, "prod-b")["message"]
 
 
-def test_model_cache_drops_everything_on_a_deleted_cluster_with_its_usages():
+def _on(d: dict, cluster: str, kind: str) -> list[str]:
+    return sorted(k for k, o in d.items()
+                  if o["kind"] == kind and o["metadata"]["labels"].get("modelplane.ai/cluster") == cluster)
+
+
+def test_model_cache_drops_a_deleted_clusters_objects_and_their_usages_once_the_objects_are_gone():
     observed = _cache_on_two_clusters()
-    rsp = _cache({"clusters": [mc.cluster("prod-a")], "cluster-prod-b": []}, observed)
+    objects_b = {o["metadata"]["name"]: o for o in observed.values()
+                 if o["kind"] == "Object" and o["metadata"]["labels"]["modelplane.ai/cluster"] == "prod-b"}
+    deleted = {"clusters": [mc.cluster("prod-a")], "cluster-prod-b": []}
+
+    # The cluster is gone: its Objects are dropped; each Usage is kept while its Object exists, and
+    # the cache asks for exactly the Objects its Usages wait for (not the kept-on-delete namespace).
+    rsp = _cache({**deleted, **{f"object-{n}": [o] for n, o in objects_b.items()}}, observed)
     d = desired(rsp)
-    assert not [k for k, o in d.items() if o["metadata"]["labels"].get("modelplane.ai/cluster") == "prod-b"]
-    assert [k for k, o in d.items() if o["metadata"]["labels"].get("modelplane.ai/cluster") == "prod-a"]
+    assert _on(d, "prod-b", "Object") == [] and len(_on(d, "prod-b", "Usage")) == 3
+    asked = {k for k in rsp.requirements.resources if k.startswith("object-")}
+    assert asked == {f"object-{n}" for n, o in objects_b.items() if "managementPolicies" not in o["spec"]}
     assert [e["name"] for e in status(rsp)["clusters"]] == ["prod-a"]
-    assert assert_every_user_holds_its_config(d) == 3
+    prod_a = {k: o for k, o in d.items() if o["metadata"]["labels"]["modelplane.ai/cluster"] == "prod-a"}
+    assert assert_every_user_holds_its_config(prod_a) == 3     # untouched
+
+    # Crossplane no longer observes the dropped Objects; once they do not exist, the Usages go.
+    later = {k: o for k, o in observed.items() if k in d}
+    d = desired(_cache({**deleted, **{k: [] for k in asked}}, later))
+    assert _on(d, "prod-b", "Usage") == [] and _on(d, "prod-a", "Usage")

@@ -8,8 +8,8 @@ and stays in the status with a message; only objects the current spec no
 longer wants on a listed cluster (an old revision's Job, a removed token)
 are dropped, and everything on a cluster whose InferenceCluster no longer
 exists (``deleted``): its provider configs wait for those objects (below),
-so keeping them would keep the configs, and the deleted cluster's own
-deletion, forever.
+so keeping them would keep the configs forever. Their Usages are dropped
+only once their Objects are known to be gone (``awaited``, ``gone``).
 
 Every Object that deletes its remote object comes with a Usage that keeps
 the cluster's ClusterProviderConfig until the Object is gone
@@ -76,9 +76,27 @@ def unlisted(targets: list[Target], observed: Mapping[str, Mapping[str, Any]]) -
     return sorted(set(_by_cluster(observed)) - {t.name for t in targets})
 
 
+def awaited(observed: Mapping[str, Mapping[str, Any]], deleted: frozenset[str]) -> list[str]:
+    """The Objects whose Usages on ``deleted`` clusters wait for them to be gone (their names).
+
+    A Usage dropped together with its Object would not wait: Crossplane strips
+    the composite label off what it garbage-collects, and only a composed
+    Usage waits for its user (docs/e2e-crossplane.md). So the Usage stays
+    until its Object is known not to exist.
+    """
+    out = set()
+    for cluster in sorted(deleted):
+        for obj in _by_cluster(observed).get(cluster, {}).values():
+            if obj.get("kind") == "Usage":
+                out.add(((obj.get("spec") or {}).get("by") or {}).get("resourceRef", {}).get("name", ""))
+    return sorted(out - {""})
+
+
 def compose_cache(cache: str, namespace: str, source: Source, targets: list[Target],
-                  observed: Mapping[str, Mapping[str, Any]], deleted: frozenset[str] = frozenset()) -> Result:
-    """``deleted``: unlisted clusters whose InferenceCluster is known not to exist."""
+                  observed: Mapping[str, Mapping[str, Any]], deleted: frozenset[str] = frozenset(),
+                  gone: frozenset[str] = frozenset()) -> Result:
+    """``deleted``: unlisted clusters whose InferenceCluster is known not to exist; ``gone``:
+    names of Objects (``awaited``) known not to exist."""
     out = Result()
     pvc_name = cache_pvc_name(cache)
     children = _by_cluster(observed)
@@ -117,7 +135,9 @@ def compose_cache(cache: str, namespace: str, source: Source, targets: list[Targ
         out.matched_ready += ph == READY
     for cluster in sorted(set(children) - listed):
         if cluster in deleted:
-            out.drop += sorted(children[cluster])  # deleted through its configs, which wait for them
+            # Deleted through its configs, which wait for them: a Usage goes once its Object has.
+            out.drop += sorted(n for n, o in children[cluster].items()
+                               if o.get("kind") != "Usage" or o["spec"]["by"]["resourceRef"]["name"] in gone)
             continue
         seen = _observed_phase(children[cluster], None) or (PENDING, "")
         msg = f"InferenceCluster {cluster} is not listed (gone or no longer selected); keeping its cache"
