@@ -34,6 +34,7 @@ from modelplane.render.fetch import Fetcher, as_struct, selector_from_manifest
 from modelplane.render.reader import jsonify
 from modelplane.render.runners import FunctionPool
 from modelplane.render.schemas import SchemaFetcher
+from modelplane.render.wire import EXTRA_RESOURCES, REQUIRED_RESOURCES, WireRequest, map_entry
 
 MAX_REQUIREMENTS_ITERATIONS = 5
 CAPABILITIES = (
@@ -66,8 +67,9 @@ class RenderInputs:
     timeout: float = 60.0
     strict_namespace: bool = False
     # When set, answers every resource selector instead of the lists above
-    # (``modelplane simulate`` answers from its own indexed, cached store).
-    fetch: Callable[[fnv1.ResourceSelector], fnv1.Resources] | None = None
+    # (``modelplane simulate`` answers from its own indexed, cached store), as a message or as
+    # the message's wire bytes (then the request carries them as they are: ``render.wire``).
+    fetch: Callable[[fnv1.ResourceSelector], fnv1.Resources | bytes] | None = None
     # When set, converts objects to and from protobuf Structs (``encode``/``decode``), e.g. with a cache.
     codec: Codec | None = None
 
@@ -104,7 +106,7 @@ def _name(obj: dict) -> str:
 class _Answer:
     """A caller's selector answering function in the place of a ``Fetcher``."""
 
-    def __init__(self, fetch: Callable[[fnv1.ResourceSelector], fnv1.Resources]) -> None:
+    def __init__(self, fetch: Callable[[fnv1.ResourceSelector], fnv1.Resources | bytes]) -> None:
         self.fetch = fetch
 
 
@@ -200,8 +202,9 @@ class _Run:
             raise RenderError(f'unknown Function "{ref}" - does it exist in your Functions file?')
         bootstrap.apply(req)
         prev: fnv1.Requirements | None = None
+        entries: list[bytes] = []   # answers already in wire form (map entries of the request)
         for _ in range(MAX_REQUIREMENTS_ITERATIONS + 1):
-            rsp = self.pool.run(ref, req, self.deadline)
+            rsp = self.pool.run(ref, WireRequest(req, entries) if entries else req, self.deadline)
             if any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
                 return rsp
             cur = rsp.requirements if rsp.HasField("requirements") else None
@@ -211,11 +214,16 @@ class _Run:
             prev.CopyFrom(cur)
             for name in ("required_resources", "extra_resources", "required_schemas"):
                 req.ClearField(name)
+            entries = []
             bootstrap.apply(req)
-            for key in sorted(cur.resources):
-                req.required_resources[key].CopyFrom(self.fetch_all.fetch(cur.resources[key]))
-            for key in sorted(cur.extra_resources):
-                req.extra_resources[key].CopyFrom(self.fetch_all.fetch(cur.extra_resources[key]))
+            for number, target, wanted in ((REQUIRED_RESOURCES, req.required_resources, cur.resources),
+                                          (EXTRA_RESOURCES, req.extra_resources, cur.extra_resources)):
+                for key in sorted(wanted):
+                    got = self.fetch_all.fetch(wanted[key])
+                    if isinstance(got, bytes):
+                        entries.append(map_entry(number, key, got))
+                    else:
+                        target[key].CopyFrom(got)
             for key in sorted(cur.schemas):
                 # An unknown kind still sets the key: "looked up, none found".
                 req.required_schemas[key].CopyFrom(self.schema(key, cur.schemas[key]))

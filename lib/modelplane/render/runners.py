@@ -36,6 +36,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelplane.render.errors import RenderError
+from modelplane.render.wire import WireRequest
 
 ANNOTATION_RUNTIME = "render.crossplane.io/runtime"
 ANNOTATION_TARGET = "render.crossplane.io/runtime-development-target"
@@ -46,6 +47,10 @@ _METHODS = (
     "/apiextensions.fn.proto.v1beta1.FunctionRunnerService/RunFunction",
 )
 _STOP_GRACE = 5.0
+
+
+def _serialize(req: fnv1.RunFunctionRequest | WireRequest) -> bytes:
+    return req.SerializeToString()
 
 
 @dataclass(frozen=True)
@@ -282,7 +287,7 @@ class FunctionPool:
             return self._channels[target]
 
     # ----- calls ---------------------------------------------------------------
-    def run(self, name: str, req: fnv1.RunFunctionRequest, deadline: float) -> fnv1.RunFunctionResponse:
+    def run(self, name: str, req: fnv1.RunFunctionRequest | WireRequest, deadline: float) -> fnv1.RunFunctionResponse:
         """One RunFunction call to Function ``name`` under ``deadline`` (time.monotonic())."""
         target = self._targets.get(name)
         if target is None:
@@ -291,7 +296,8 @@ class FunctionPool:
         for method in _METHODS:
             call = channel.unary_unary(
                 method,
-                request_serializer=fnv1.RunFunctionRequest.SerializeToString,
+                # A message, or a render.wire.WireRequest: both serialise themselves.
+                request_serializer=_serialize,
                 response_deserializer=fnv1.RunFunctionResponse.FromString,
             )
             try:

@@ -270,10 +270,10 @@ class Simulator:
         reads: list[tuple[Selector, str]] = []
         xr_ns = key[1]
 
-        def fetch(sel: fnv1.ResourceSelector) -> fnv1.Resources:
+        def fetch(sel: fnv1.ResourceSelector) -> bytes:
             s = Selector.of(sel)
             reads.append((s, xr_ns))
-            return self.store.fetch(s, xr_ns)
+            return self.store.fetch_wire(s, xr_ns)
 
         inputs = RenderInputs(
             xr=state.obj, composition=comp, functions=self.functions,

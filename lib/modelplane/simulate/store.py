@@ -27,6 +27,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.render.fetch import as_struct
+from modelplane.render.wire import field as wire_field
 
 Key = tuple[str, str, str]
 Kind = tuple[str, str]          # apiVersion, kind
@@ -90,8 +91,6 @@ class Store:
         self._sorted: dict[Kind, list[Key]] = {}
         self._wire: dict[Key, bytes] = {}       # each object as one ``Resources.items`` entry, tag included
         self._kinds: dict[Key, Kind] = {}
-        # (selector, namespace) -> (the items it returned last, the message built from them)
-        self._fetched: dict[tuple[Selector, str], tuple[tuple[bytes, ...], fnv1.Resources]] = {}
 
     def put(self, key: Key, obj: Mapping[str, Any]) -> None:
         kind = _kind(obj)
@@ -149,34 +148,20 @@ class Store:
         if wire is None:
             body = fnv1.Resource(resource=as_struct(dict(self._objs[self._kinds[key]][key]))).SerializeToString()
             # Field 1 (items), length-delimited: tag 0x0a, the length as a varint, the message.
-            wire = self._wire[key] = b"\x0a" + _varint(len(body)) + body
+            wire = self._wire[key] = wire_field(1, body)
         return wire
 
+    def fetch_wire(self, sel: Selector, xr_ns: str) -> bytes:
+        """The selected objects as the wire bytes of the Resources message a request carries.
+
+        Each object is serialised once per version; a request is assembled from
+        these bytes (``modelplane.render.wire``), so a thousand InferenceClusters
+        cost a join, not a thousand conversions nor a parse."""
+        return b"".join(self._item(k) for k in self.select(sel, xr_ns))
+
     def fetch(self, sel: Selector, xr_ns: str) -> fnv1.Resources:
-        """The selected objects as the Resources message a request carries.
-
-        Each object is serialised once per version and the message is parsed
-        from the joined bytes (C code), so a thousand InferenceClusters cost a
-        copy, not a thousand conversions."""
-        wires = tuple(self._item(k) for k in self.select(sel, xr_ns))
-        last = self._fetched.get((sel, xr_ns))
-        if last is not None and len(last[0]) == len(wires) and all(a is b for a, b in zip(last[0], wires)):
-            return last[1]   # same objects, same versions: the message built last time (callers copy it)
-        out = fnv1.Resources.FromString(b"".join(wires))
-        self._fetched[(sel, xr_ns)] = (wires, out)
-        return out
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
+        """``fetch_wire`` as a message."""
+        return fnv1.Resources.FromString(self.fetch_wire(sel, xr_ns))
 
 
 class Watches:
