@@ -23,12 +23,14 @@ def compose(c: Composition) -> None:
                        None).labels()
 
     ns_name = dns_label(c.name, "namespace")
-    c.desire(ns_name, remote_namespace(ns_name, provider, c.namespace, c.namespace))
+    composed = {ns_name: remote_namespace(ns_name, provider, c.namespace, c.namespace)}
+    c.desire(ns_name, composed[ns_name])
 
     waiting = []
     for child in R.assemble(mr, c.name, c.namespace):
-        obj = remote_object(child.name, child.manifest, provider, namespace=c.namespace, labels=labels,
-                            readiness="DeriveFromCelQuery" if child.ready_cel else "SuccessfulCreate")
+        obj = composed[child.name] = remote_object(
+            child.name, child.manifest, provider, namespace=c.namespace, labels=labels,
+            readiness="DeriveFromCelQuery" if child.ready_cel else "SuccessfulCreate")
         if child.ready_cel:
             obj["spec"]["readiness"]["celQuery"] = child.ready_cel
             ready = R.workload_ready(child, remote_status(c.observed.get(child.name)))
@@ -43,14 +45,15 @@ def compose(c: Composition) -> None:
     if gateway and gateway.name and gateway.namespace:
         manifest = R.route(c.name, c.namespace, {"name": gateway.name, "namespace": gateway.namespace},
                            R.backend_refs(mr, c.name), labels)
-        c.desire(route_name, remote_object(route_name, manifest, provider, namespace=c.namespace,
-                                           labels=labels, readiness="SuccessfulCreate"))
+        composed[route_name] = remote_object(route_name, manifest, provider, namespace=c.namespace,
+                                             labels=labels, readiness="SuccessfulCreate")
+        c.desire(route_name, composed[route_name])
     else:
         waiting.append("the cluster gateway (spec.cluster.gateway)")
         c.condition(C.SYNCED_INPUTS, False, C.WAITING_FOR_INPUTS,
                     "spec.cluster.gateway has no name/namespace yet; the replica route waits for it")
 
-    ordering.hold_provider_configs(c)
+    ordering.hold_provider_configs(c, composed)
 
     status = {"ready": not waiting, "rewritePath": R.rewrite_path(c.namespace, c.name)}
     if gateway and gateway.address:

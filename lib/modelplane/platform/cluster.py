@@ -184,7 +184,7 @@ def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:
         c.desire(key, obj)
     _usages(c, plan, users)
     # The provider configs outlive every Object and Release that uses them (ordering.py).
-    ordering.hold_provider_configs(c)
+    ordering.hold_provider_configs(c, users)
     return sorted(users)
 
 

@@ -187,14 +187,22 @@ def provider_config_usages(resources: Mapping[str, Mapping[str, Any]]) -> dict[s
     return out
 
 
-def hold_provider_configs(c: Composition) -> None:
+def hold_provider_configs(c: Composition, composed: Mapping[str, Mapping[str, Any]]) -> None:
     """Desire the provider-config Usage of every desired resource; drop those whose user is gone.
 
-    Runs after everything else is desired, so it also covers children kept
-    from the observed state.
+    ``composed``: every resource this call desired that may use a provider
+    config, as built. Any other desired resource is taken as observed (the
+    runtime seeded it from there, and a seeded Object still needs its Usage),
+    or read back from the response when it was not observed: reading every
+    one back would cost as much as composing the large ones again.
     """
-    users = {k: d for k in c.desired_names()
-             if not k.startswith(USAGE_PREFIX) and (d := c.desired(k)) is not None}
+    users = {}
+    for k in c.desired_names():
+        if k.startswith(USAGE_PREFIX):
+            continue
+        obj = composed.get(k) or c.observed.get(k) or c.desired(k)
+        if obj is not None:
+            users[k] = obj
     wanted = provider_config_usages(users)
     for key, obj in wanted.items():
         # A Usage only guards deletion; it has nothing to become ready.
