@@ -154,3 +154,31 @@ def test_stand_in_charts_use_provider_helms_cache_names_and_are_deterministic(tm
         assert sorted(tar.getnames()) == ["lws/Chart.yaml", "lws/templates/stand-in.yaml"]
     assert (meta["apiVersion"], meta["name"], meta["version"]) == ("v2", "lws", "0.10.0")
     assert meta["annotations"][charts.ANNOTATION] == "true"
+
+
+# provider-kubernetes v1.2.1 --debug lines (console encoder), as its log shows them.
+_GC = ('2026-11-23T16:06:48.887Z\tDEBUG\tprovider-kubernetes\tRunning garbage collection for resource informers\t'
+       '{"controller": "managed/object.kubernetes.m.crossplane.io", "count": 0}')
+_OTHER_GC = _GC.replace("managed/object.kubernetes.m.", "managed/object.kubernetes.")   # the cluster-scoped Object
+_FAILED = ('2026-11-23T16:06:48.900Z\tERROR\tunable to setup reconciler\t'
+           '{"gvk": "kubernetes.m.crossplane.io/v1alpha1, Kind=Object", "error": "no matches for kind"}')
+
+
+def test_provider_kubernetes_counts_as_set_up_only_once_its_namespaced_object_controller_is():
+    assert pkgruntime.controllers_started("") == "not yet"
+    assert pkgruntime.controllers_started(_OTHER_GC) == "not yet"
+    assert pkgruntime.controllers_started(f"x\n{_GC}\n") == "yes"
+    assert pkgruntime.controllers_started(_FAILED) == "failed"
+    assert pkgruntime.controllers_started(f"{_FAILED}\n{_OTHER_GC}") == "failed"
+
+
+def test_a_provider_waits_until_discovery_serves_its_crds():
+    crd = {"spec": {"group": "kubernetes.m.crossplane.io", "names": {"plural": "objects"},
+                    "versions": [{"name": "v1alpha1", "served": True}, {"name": "v0", "served": False}]},
+           "status": {"conditions": [{"type": "Established", "status": "True"}]}}
+    listed = {"kubernetes.m.crossplane.io/v1alpha1": {"resources": [{"name": "objects"}, {"name": "objects/status"}]}}
+    assert pkgruntime.served_in_discovery(crd, listed)
+    assert not pkgruntime.served_in_discovery(crd, {"kubernetes.m.crossplane.io/v1alpha1": {"resources": []}})
+    assert not pkgruntime.served_in_discovery(crd, {})
+    unestablished = {**crd, "status": {"conditions": [{"type": "Established", "status": "False"}]}}
+    assert not pkgruntime.served_in_discovery(unestablished, listed)

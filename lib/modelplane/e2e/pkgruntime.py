@@ -16,8 +16,21 @@ Crossplane v2.3), with processes on loopback instead of Deployments:
   plane's kubeconfig and the certificate for its webhook server; a stand-in
   provider package (no controller: no cloud) runs nothing and says so;
 - processes start once the revision is ``RevisionHealthy`` (its objects established),
-  as the Deployment runtime's post-establish hook does;
-- condition ``RuntimeHealthy`` once the process answers.
+  as the Deployment runtime's post-establish hook does, and a provider once
+  the API server's discovery serves every CRD the revision names (see below);
+- condition ``RuntimeHealthy`` once the process answers; for provider-kubernetes,
+  once its log shows the namespaced ``Object`` controller set up.
+
+Why the last two: provider-kubernetes v1.2.1 sets its controllers up behind a
+CRD gate, in a goroutine that logs a failed set-up only to controller-runtime's
+logger, which is a no-op unless ``--debug``
+(``provider-kubernetes@v1.2.1/cmd/provider/main.go:105-111``,
+``internal/controller/namespaced/object/object.go:259-266``). A set-up that
+fails (seen when it ran right after the CRDs appeared) leaves a process that
+answers ``/readyz`` and never reconciles an ``Object``. The runtime runs it with
+``--debug`` (so the log says what happened), starts it only once discovery
+serves its kinds, and restarts it, as a failing liveness probe would, when the
+log reports a failed set-up or no ``Object`` controller within ``SET_UP_GRACE``.
 
 ``sync()`` is one idempotent pass; the processes it started are recorded in
 ``<state>/runtime.json`` (pid, port) so a later pass, ``status`` and ``down``
@@ -52,6 +65,14 @@ RUNTIME_HEALTHY = "RuntimeHealthy"
 REVISION_HEALTHY = "RevisionHealthy"
 REVISIONS = ("FunctionRevision", "ProviderRevision")
 POLL = "10s"
+# provider-kubernetes: the controller that must be set up (managed.ControllerName of its namespaced
+# Object), the debug lines only a set-up that got through logs (the informer sweep it adds runs at
+# once; then reconciles), what its log says when a gated set-up failed, and how long to wait.
+OBJECT_CONTROLLER = "managed/object.kubernetes.m.crossplane.io"
+SET_UP_MARKS = ("Running garbage collection for resource informers", "Reconciling")
+SETUP_FAILED = "unable to setup reconciler"
+SET_UP_GRACE = 90.0
+CRD_KINDS = ("CustomResourceDefinition", "ManagedResourceDefinition")
 
 
 @dataclass
@@ -64,6 +85,34 @@ class Runner:
     pid: int
     port: int
     log: str
+    started: float = 0.0   # time.time() at start
+
+
+def controllers_started(log: str) -> str:
+    """provider-kubernetes' log (``--debug``) -> "yes" (its Object controller is set up), "failed"
+    (a gated set-up failed) or "not yet"."""
+    failed = False
+    for line in log.splitlines():
+        if OBJECT_CONTROLLER in line and any(mark in line for mark in SET_UP_MARKS):
+            return "yes"
+        failed |= SETUP_FAILED in line
+    return "failed" if failed else "not yet"
+
+
+def served_in_discovery(crd: Mapping[str, Any], discovery: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Is ``crd`` Established and is its plural listed for every served version in ``discovery``
+    (group/version -> the API server's APIResourceList)?"""
+    if not _true(crd, "Established"):
+        return False
+    spec = crd.get("spec") or {}
+    plural = (spec.get("names") or {}).get("plural", "")
+    for v in spec.get("versions") or []:
+        if not v.get("served"):
+            continue
+        listed = discovery.get(f"{spec.get('group')}/{v.get('name')}") or {}
+        if plural not in {r.get("name") for r in listed.get("resources") or []}:
+            return False
+    return True
 
 
 def package_path(revision: Mapping[str, Any]) -> str:
@@ -136,6 +185,7 @@ class ExternalRuntime:
         state.mkdir(parents=True, exist_ok=True)
         self.record = state / "runtime.json"
         self._tls: dict[str, tuple[str, Path]] = {}
+        self._set_up_pids: set[int] = set()
         self.runners: dict[str, Runner] = {
             name: Runner(**r) for name, r in (json.loads(self.record.read_text()) if self.record.exists() else {}).items()
         }
@@ -180,8 +230,10 @@ class ExternalRuntime:
     def _start(self, revision: str, kind: str, package: str, argv: list, env: Mapping[str, str],
                port: int) -> Runner:
         log = self.state / "logs" / f"{package}.log"
+        if log.exists():   # an earlier run's log is kept beside it: health reads this run's only
+            log.rename(log.with_name(f"{package}.{time.strftime('%H%M%S')}-{time.monotonic_ns()}.log"))
         proc = Process(package, argv, log, env=env)
-        runner = Runner(revision, kind, package, proc.pid, port, str(log))
+        runner = Runner(revision, kind, package, proc.pid, port, str(log), time.time())
         self.runners[package] = runner
         self._save()
         return runner
@@ -200,7 +252,8 @@ class ExternalRuntime:
         # (default 10 min: a lab run would wait that long for a Deployment to turn Available).
         argv: list = [upstream.binary(tool), f"--poll={POLL}"]
         if tool == "provider-kubernetes":  # the only one with a health probe flag; watches for spec.watch
-            argv += [f"--health-probe-bind-addr=127.0.0.1:{port}", "--enable-watches"]
+            # --debug: its gated controller set-up reports failures only to a debug logger (module doc).
+            argv += [f"--health-probe-bind-addr=127.0.0.1:{port}", "--enable-watches", "--debug"]
         return self._start(rev["metadata"]["name"], "Provider", package, argv,
                            {"KUBECONFIG": str(self.kubeconfig), "TLS_SERVER_CERTS_DIR": str(tls_dir),
                             "POD_NAMESPACE": NAMESPACE}, port)
@@ -211,8 +264,51 @@ class ExternalRuntime:
         if runner.kind == "Function":
             return _tcp_open(runner.port)
         if tool == "provider-kubernetes":
-            return _http_ok(runner.port, "/readyz")
+            return _http_ok(runner.port, "/readyz") and self._set_up(runner) == "yes"
         return True  # provider-helm serves no probe: a live process is all there is to see
+
+    def _set_up(self, runner: Runner) -> str:
+        if runner.pid in self._set_up_pids:   # once set up, always: the (debug) log is not read again
+            return "yes"
+        try:
+            found = controllers_started(Path(runner.log).read_text(errors="replace"))
+        except OSError:
+            return "not yet"
+        if found == "yes":
+            self._set_up_pids.add(runner.pid)
+        return found
+
+    def _wedged(self, runner: Runner, tool: str | None) -> str:
+        """Why a live provider-kubernetes must be restarted ("" when it must not)."""
+        if tool != "provider-kubernetes" or not _alive(runner.pid):
+            return ""
+        set_up = self._set_up(runner)
+        if set_up == "failed":
+            return f"its log reports a failed controller set-up ({SETUP_FAILED!r})"
+        if set_up != "yes" and runner.started and time.time() - runner.started > SET_UP_GRACE:
+            return f"no {OBJECT_CONTROLLER} controller {SET_UP_GRACE:.0f} s after start"
+        return ""
+
+    def _kinds_served(self, rev: Mapping[str, Any]) -> bool:
+        """Does discovery serve every CRD the revision established (its MRDs name their CRDs)?"""
+        discovery: dict[str, dict] = {}
+        for ref in (rev.get("status") or {}).get("objectRefs") or []:
+            if ref.get("kind") not in CRD_KINDS:
+                continue
+            try:
+                crd = self.client.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{ref['name']}")
+                spec = crd.get("spec") or {}
+                for v in spec.get("versions") or []:
+                    gv = f"{spec.get('group')}/{v.get('name')}"
+                    if v.get("served") and gv not in discovery:
+                        discovery[gv] = self.client.request("GET", f"/apis/{gv}")
+            except ApiError as err:
+                if err.code in (404, 429, 503):
+                    return False
+                raise
+            if not served_in_discovery(crd, discovery):
+                return False
+        return True
 
     # ----- the pass ----------------------------------------------------------------------------------
     def _revisions(self, kind: str) -> list[dict]:
@@ -274,7 +370,13 @@ class ExternalRuntime:
             # start its controllers: seen with provider-kubernetes v1.2.1's SafeStart gate).
             self._patch_status(kind, rev, lambda s: s.__setitem__("tlsServerSecretName", secret))
             return "establishing"
-        if runner is None or runner.revision != name or not _alive(runner.pid):
+        if runner is None and kind == "ProviderRevision" and not self._kinds_served(rev):
+            self._patch_status(kind, rev, lambda s: s.__setitem__("tlsServerSecretName", secret))
+            return "establishing"
+        wedged = self._wedged(runner, tool) if runner is not None and runner.revision == name else ""
+        if wedged:
+            print(f"restarting {package} (pid {runner.pid}): {wedged}; log {runner.log}", file=sys.stderr, flush=True)
+        if runner is None or runner.revision != name or not _alive(runner.pid) or wedged:
             if runner is not None:
                 stop_pid(runner.pid)
             runner = (self._function(rev, package, tls_dir) if kind == "FunctionRevision"
