@@ -106,3 +106,21 @@ def test_remote_helpers():
     live = {"metadata": {"name": "x", "managedFields": [{"manager": "m"}], "uid": "u"}, "status": {"a": 1}}
     assert remote.observed_view(live) == {"metadata": {"name": "x", "uid": "u"}, "status": {"a": 1}}
     assert live["metadata"]["managedFields"]  # the input is left alone
+
+
+def test_a_reset_frees_the_lab_volumes_earlier_claims_held():
+    from modelplane.lab.backend import volumes_to_free
+    from modelplane.lab.fleet import Cluster, storage
+
+    def pv(name: str, claim: dict | None, lab: bool = True) -> dict:
+        labels = {"modelplane.ai/lab": "c"} if lab else {}
+        return {"metadata": {"name": name, "labels": labels}, "spec": {"claimRef": claim} if claim else {}}
+
+    ref = {"namespace": "ml-team", "name": "modelcache-x"}
+    pvs = [pv("lab-rwx-1", ref), pv("lab-rwx-0", None), pv("lab-rwx-2", ref), pv("someone-elses", ref, lab=False)]
+    assert volumes_to_free(pvs) == ["lab-rwx-1", "lab-rwx-2"]
+    # The lab's own volumes carry the label the reset looks for.
+    built = [o for o in storage(Cluster(name="c", source="Existing", pools=(), cache_class="rwx"))
+             if o["kind"] == "PersistentVolume"]
+    assert built and volumes_to_free([{**o, "spec": {**o["spec"], "claimRef": ref}} for o in built]) == sorted(
+        o["metadata"]["name"] for o in built)

@@ -28,6 +28,7 @@ from typing import Any
 
 from modelplane.errors import InputError
 from modelplane.kube import ApiError
+from modelplane.lab.fleet import LAB_LABEL
 from modelplane.lab.remote import Remote
 from modelplane.lab.state import default_dir
 from modelplane.labels import POOL
@@ -254,7 +255,7 @@ class LabPhysical:
                     continue
                 raise
             for obj in items:
-                if "modelplane.ai/lab" not in (obj["metadata"].get("labels") or {}):
+                if LAB_LABEL not in (obj["metadata"].get("labels") or {}):
                     _delete(client, f"/apis/{api}/{plural}/{obj['metadata']['name']}")
         if not wait:
             return
@@ -267,7 +268,27 @@ class LabPhysical:
             time.sleep(0.2)
         else:
             raise RuntimeError(f"lab cluster {name}: namespaces {left} were not deleted within {timeout:.0f} s")
+        free_volumes(client)
         self.remote.settle([name])
+
+
+def volumes_to_free(pvs: list[Mapping[str, Any]]) -> list[str]:
+    """The lab's static volumes still bound or Released to a claim (the claims went with their
+    namespaces): with ``persistentVolumeReclaimPolicy: Retain`` nothing frees them, and each run
+    would leave one volume fewer for the next (``lab.fleet.CACHE_VOLUMES`` per class)."""
+    return sorted(pv["metadata"]["name"] for pv in pvs
+                  if LAB_LABEL in (pv["metadata"].get("labels") or {}) and (pv.get("spec") or {}).get("claimRef"))
+
+
+def free_volumes(client) -> None:
+    """Every lab volume back to Available, as a reset cluster had it (claimRef dropped)."""
+    for name in volumes_to_free(client.get("/api/v1/persistentvolumes").get("items") or []):
+        try:
+            client.request("PATCH", f"/api/v1/persistentvolumes/{name}", {"spec": {"claimRef": None}},
+                           content_type="application/merge-patch+json")
+        except ApiError as err:
+            if err.code != 404:
+                raise
 
 
 def _full_key(manifest: Mapping[str, Any]) -> tuple[str, str, str, str]:
