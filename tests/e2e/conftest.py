@@ -2,12 +2,16 @@
 
 Started once per session that asks for ``e2e`` (``make e2e-crossplane``),
 torn down after; the state folder (every log, kubeconfigs, the registry) is
-kept and printed when a test failed. ``MODELPLANE_E2E_STATE=<dir>`` runs the
-suite against a lab already up (``modelplane e2e up examples/platform --state
+kept and printed when a test failed. Before the control plane starts,
+``modelplane simulate --lab`` runs the same manifests on the same lab clusters
+(``modelplane.e2e.parity``), for the comparison with Crossplane.
+``MODELPLANE_E2E_STATE=<dir>`` runs the suite against a lab already up
+(``modelplane e2e up examples/platform --simulate-lab examples/ml-team --state
 <dir>``) and leaves it running: for working on a failing step.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -57,6 +61,30 @@ class E2E:
         meta["name"] = meta["name"][:240] + "-dry-run"
         return json.loads(self.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", stdin=json.dumps(probe)))
 
+    def defaulted_all(self, objs: list[dict]) -> list[dict]:
+        """``defaulted`` for many objects in one server-side dry-run (one kubectl call)."""
+        if not objs:
+            return []
+        probes = []
+        for obj in objs:
+            probe = json.loads(json.dumps(obj))
+            probe.pop("status", None)
+            meta = probe["metadata"] = {k: v for k, v in probe["metadata"].items() if k in ("name", "namespace", "labels")}
+            meta["name"] = meta["name"][:240] + "-dry-run"
+            probes.append(probe)
+        out = json.loads(self.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-",
+                                      stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": probes})))
+        items = out["items"] if out.get("kind") == "List" else [out]
+        assert len(items) == len(objs), f"dry-run returned {len(items)} objects for {len(objs)}"
+        return items
+
+    @functools.cached_property
+    def simulate_lab(self) -> dict:
+        """What ``modelplane simulate --lab`` did on these lab clusters before the control plane
+        started (``modelplane.e2e.parity.record``)."""
+        from modelplane.e2e import parity
+        return parity.load(self.state / parity.RECORD)
+
     def cluster_kubeconfig(self, name: str) -> Path:
         return Path(self.lab.clusters[name].kubeconfig)
 
@@ -98,8 +126,10 @@ def e2e(request):
     state = Path(tempfile.mkdtemp(prefix="modelplane-e2e-"))
     failed_before = request.session.testsfailed
     try:
+        # simulate --lab runs first, on the same lab clusters, and empties them again (parity.record).
         rec, lab = controlplane.up_with_lab([paths.EXAMPLES / "platform"], state, timeout=600,
-                                            log=lambda m: print(m, flush=True))
+                                            log=lambda m: print(m, flush=True),
+                                            simulate_lab=[paths.EXAMPLES / "ml-team"])
     except BaseException:
         print(f"\ne2e state kept in {state}")
         controlplane.down_with_lab(state)

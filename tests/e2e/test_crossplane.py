@@ -14,6 +14,8 @@ import json
 import pytest
 import yaml
 from modelplane import paths
+from modelplane.e2e import parity
+from modelplane.lab.remote import Remote
 from modelplane.platform import stack
 from modelplane.validate import is_xrd, to_crd
 
@@ -189,43 +191,93 @@ def _diff(a, b, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: crossplane {json.dumps(a)[:160]} | simulate {json.dumps(b)[:160]}"]
 
 
-def test_simulate_agrees_with_crossplane(e2e, tmp_path):
-    """``modelplane simulate`` over the same manifests: same placements, same composed objects, same readiness."""
-    import shutil
+def _served(e2e, refs: list[dict]) -> dict[tuple[str, str], dict]:
+    """The live objects ``refs`` (resourceRefs) name on the control plane, one list call per kind."""
+    out: dict[tuple[str, str], dict] = {}
+    for api, kind in sorted({(r["apiVersion"], r["kind"]) for r in refs}):
+        group, _, version = api.rpartition("/")
+        resource = ".".join(p for p in (kind.lower(), version, group) if p)
+        for o in e2e.get(resource, "-A")["items"]:
+            out[(kind, o["metadata"]["name"], o["metadata"].get("namespace", ""))] = o
+    return out
 
-    from modelplane.simulate.loop import simulate_dir
 
-    fleet = tmp_path / "fleet"
-    shutil.copytree(e2e.state / "fleet", fleet)
-    for f in (paths.EXAMPLES / "ml-team").glob("*.yaml"):
-        shutil.copyfile(f, fleet / f"ml-team-{f.name}")
-    world, outcome = simulate_dir(fleet)
-    assert outcome.converged, outcome.still_changing
-
-    sim_replicas = sorted(_replica_row(s.obj) for k, s in world.xrs.items() if k[0] == "ModelReplica")
+def _agree_with_crossplane(e2e, sim_xrs: dict, sim_composed: dict) -> None:
+    """Simulate's XRs and what each composed (``sim_xrs``: key -> XR; ``sim_composed``: key ->
+    {(kind, name): resource}) against Crossplane's: the same replicas on the same clusters and
+    pools, the same composed resources under every XR (names; specs equal after the server's
+    defaulting), the same readiness of every XR."""
+    sim_replicas = sorted(_replica_row(o) for k, o in sim_xrs.items() if k[0] == "ModelReplica")
     xp_replicas = sorted(_replica_row(r) for r in _placements(e2e).values())
     assert xp_replicas == sim_replicas
 
-    # Every composed resource of every replica: same names, same specs (manifests included).
-    for key, state in sorted(world.xrs.items()):
-        if key[0] != "ModelReplica":
+    xp_xrs = {parity.key_of(o): o for plural in XR_KINDS for o in e2e.get(plural, "-A")["items"]}
+    assert sorted(xp_xrs) == sorted(sim_xrs)
+    refs = [dict(r, owner=k) for k, o in xp_xrs.items() for r in (o["spec"].get("crossplane") or {}).get("resourceRefs") or []]
+    served = _served(e2e, refs)
+    problems = []
+    for key, xr in sorted(xp_xrs.items()):
+        mine = {(r["kind"], r["name"]) for r in refs if r["owner"] == key}
+        sim = sim_composed.get(key, {})
+        if mine != set(sim):
+            problems.append(f"{key}: crossplane composed {sorted(mine - set(sim))} only, simulate {sorted(set(sim) - mine)} only")
             continue
-        xp = e2e.get("modelreplica", key[2], "-n", key[1])
-        refs = {(r["kind"], r["name"]) for r in xp["spec"]["crossplane"]["resourceRefs"]}
-        sim = {(o["kind"], o["metadata"]["name"]): o for o in state.composed.values()}
-        assert refs == set(sim), key
-        for (kind, name), obj in sorted(sim.items()):
-            api = obj["apiVersion"].split("/")[0]
-            got = e2e.get(f"{kind.lower()}s.{api}" if "." in api else kind.lower(), name, "-n", key[1])
-            want = _composed_manifests(e2e.defaulted(obj))
-            assert _composed_manifests(got) == want, (key, kind, name, _diff(_composed_manifests(got), want))
+        pairs = [(obj, served.get((kind, name, (obj.get("metadata") or {}).get("namespace", ""))))
+                 for (kind, name), obj in sorted(sim.items())]
+        missing = [parity.key_of(o) for o, got in pairs if got is None]
+        assert not missing, (key, missing)
+        for (obj, got), want in zip(pairs, e2e.defaulted_all([o for o, _ in pairs])):
+            delta = _diff(_composed_manifests(got), _composed_manifests(want))
+            if delta:
+                problems.append(f"{key} {parity.key_of(obj)}: {delta}")
+    # The XRs simulate composed (ModelReplicas, ...) have the specs Crossplane's parents composed.
+    for (key, xr), want in zip(sorted(sim_xrs.items()), e2e.defaulted_all([o for _, o in sorted(sim_xrs.items())])):
+        delta = _diff(_composed_manifests(xp_xrs[key]), _composed_manifests(want))
+        if delta:
+            problems.append(f"{key} spec: {delta}")
+    assert not problems, "\n".join(problems)
 
-    # Readiness: everything Crossplane made Ready, simulate made Ready too.
-    sim_ready = {(k[0], k[1], k[2]) for k, s in world.xrs.items() if _ready(s.obj)}
-    for plural in XR_KINDS:
-        for o in e2e.get(plural, "-A")["items"]:
-            k = (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
-            assert (k in sim_ready) == _ready(o), k
+    not_alike = {k: (_ready(o), parity.ready(sim_xrs[k])) for k, o in xp_xrs.items() if _ready(o) != parity.ready(sim_xrs[k])}
+    assert not_alike == {}, "Ready (crossplane, simulate) differs"
+
+
+def test_simulate_agrees_with_crossplane(e2e, tmp_path):
+    """``modelplane simulate`` over the same manifests: same placements, same composed objects, same readiness."""
+    from modelplane.simulate.loop import simulate_dir
+
+    fleet = parity.stage(e2e.state / "fleet", [paths.EXAMPLES / "ml-team"], tmp_path / "fleet")
+    world, outcome = simulate_dir(fleet)
+    assert outcome.converged, outcome.still_changing
+    _agree_with_crossplane(e2e, {k: s.obj for k, s in world.xrs.items()},
+                           {k: {(o["kind"], o["metadata"]["name"]): o for o in s.composed.values()}
+                            for k, s in world.xrs.items()})
+
+
+def test_simulate_lab_agrees_with_crossplane(e2e):
+    """``modelplane simulate --lab`` ran the same manifests on the same lab clusters before the control
+    plane existed (conftest): same placements, composed objects and readiness as Crossplane, and the
+    same workload pods ran on the clusters: Running, on the chosen pools, with their devices."""
+    rec = e2e.simulate_lab
+    assert rec["returncode"] == 0, rec["stderr"][-2000:]
+    docs = rec["resources"]
+    _agree_with_crossplane(e2e, parity.xrs(docs), parity.composed(docs))
+
+    # What ran: every model pod simulate --lab made runs where its replica was placed, holding devices.
+    chosen = {"/".join((r["spec"]["deployment"], str(r["spec"]["index"]), e["name"], m["role"].lower())):
+              (r["spec"]["cluster"]["name"], m["pool"], any(d.get("claim", "DRA") == "DRA" for d in m.get("devices") or []))
+              for k, r in parity.xrs(docs).items() if k[0] == "ModelReplica"
+              for e in r["spec"]["engines"] for m in e["members"]}
+    namespaces = {k[1] for k in parity.xrs(docs) if k[1]}
+    sim_pods = parity.pod_rows(rec["pods"], namespaces)
+    model_pods = [row for row in sim_pods if row[2] in chosen]
+    assert {row[2] for row in model_pods} == set(chosen)
+    for cluster, _ns, what, pool, phase, devices in model_pods:
+        want_cluster, want_pool, dra = chosen[what]
+        assert (cluster, pool, phase) == (want_cluster, want_pool, "Running"), what
+        assert devices > 0 or not dra, what
+    # ... and the same pods as under Crossplane (endpoint pickers and cache hydration included).
+    xp_pods = parity.pod_rows({c: Remote(e2e.lab).placements(c) for c in sorted(e2e.lab.clusters)}, namespaces)
+    assert xp_pods == sim_pods
 
 
 def test_scale_adds_and_removes_replicas(e2e):

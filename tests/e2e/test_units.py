@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import NameOID
 from modelplane import paths
-from modelplane.e2e import certs, charts, packages, pkgruntime
+from modelplane.e2e import certs, charts, packages, parity, pkgruntime
 from modelplane.platform import stack
 
 
@@ -182,3 +182,62 @@ def test_a_provider_waits_until_discovery_serves_its_crds():
     assert not pkgruntime.served_in_discovery(crd, {})
     unestablished = {**crd, "status": {"conditions": [{"type": "Established", "status": "False"}]}}
     assert not pkgruntime.served_in_discovery(unestablished, listed)
+
+
+# --- parity: simulate --lab's record as comparable rows ---------------------------------------------
+
+
+def _owned(kind: str, name: str, namespace: str, owner_kind: str, owner: str) -> dict:
+    meta = {"name": name, "ownerReferences": [{"kind": "Other", "name": "x"},
+                                              {"kind": owner_kind, "name": owner, "controller": True}]}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": "v1", "kind": kind, "metadata": meta}
+
+
+def test_composed_resources_are_grouped_under_the_xr_that_controls_them():
+    md = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelDeployment", "metadata": {"name": "a", "namespace": "t"}}
+    other_md = {**md, "metadata": {"name": "a", "namespace": "u"}}
+    cluster = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"}}
+    replica = {**_owned("ModelReplica", "a-0-c", "t", "ModelDeployment", "a"), "apiVersion": "modelplane.ai/v1alpha1"}
+    # A ModelEndpoint shares its replica's name: the owner's kind tells them apart.
+    obj = _owned("Object", "a-0-c-deployment", "t", "ModelReplica", "a-0-c")
+    release = _owned("Release", "c-lws", "modelplane-system", "InferenceCluster", "c")
+    docs = [md, other_md, cluster, replica, obj, release, {"kind": "Free", "metadata": {"name": "f"}}]
+    assert sorted(parity.xrs(docs)) == [("InferenceCluster", "", "c"), ("ModelDeployment", "t", "a"),
+                                        ("ModelDeployment", "u", "a"), ("ModelReplica", "t", "a-0-c")]
+    assert {k: sorted(v) for k, v in parity.composed(docs).items()} == {
+        ("ModelDeployment", "t", "a"): [("ModelReplica", "a-0-c")],
+        ("ModelReplica", "t", "a-0-c"): [("Object", "a-0-c-deployment")],
+        ("InferenceCluster", "", "c"): [("Release", "c-lws")],   # cluster-scoped owner, namespaced resource
+    }
+
+
+def test_pod_rows_keep_what_runs_where_and_drop_generated_names():
+    model = {"namespace": "t", "name": "a-7d9f-xk2p", "node": "n1", "pool": "h100", "phase": "Running",
+             "labels": {"modelplane.ai/deployment": "a", "modelplane.ai/replica": "0", "modelplane.ai/engine": "e",
+                        "modelplane.ai/role": "standalone"}, "devices": [{"device": "gpu-0"}, {"device": "gpu-1"}]}
+    picker = {"namespace": "t", "name": "a-epp-5c-abcde", "node": "n2", "pool": "h100", "phase": "Running",
+              "labels": {"app.kubernetes.io/instance": "a-epp"}, "devices": []}
+    elsewhere = {**picker, "namespace": "envoy-gateway-system"}
+    rows = parity.pod_rows({"c": [picker, model, elsewhere]}, {"t"})
+    assert rows == [("c", "t", "a-epp", "", "Running", 0), ("c", "t", "a/0/e/standalone", "h100", "Running", 2)]
+    renamed = {**model, "name": "a-other-suffix", "node": "n9"}
+    assert parity.pod_rows({"c": [renamed, picker]}, {"t"}) == rows
+    assert parity.pod_rows({"c": [{**model, "phase": "Pending"}, picker]}, {"t"}) != rows
+
+
+def test_stage_holds_the_fleet_and_each_team_folder_prefixed(tmp_path):
+    fleet, team = tmp_path / "fleet", tmp_path / "ml-team"
+    fleet.mkdir(), team.mkdir()
+    (fleet / "a.yaml").write_text("kind: A\n")
+    (team / "a.yaml").write_text("kind: B\n")
+    (team / "notes.txt").write_text("not a manifest\n")
+    out = parity.stage(fleet, [team], tmp_path / "out")
+    assert sorted(p.name for p in out.iterdir()) == ["a.yaml", "ml-team-a.yaml"]
+    assert (out / "ml-team-a.yaml").read_text() == "kind: B\n"
+
+
+def test_a_missing_simulate_lab_record_names_the_command_that_makes_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="--simulate-lab examples/ml-team"):
+        parity.load(tmp_path / parity.RECORD)

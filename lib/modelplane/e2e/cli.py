@@ -1,6 +1,7 @@
 """``modelplane e2e``: a control plane where real Crossplane reconciles Modelplane.
 
-    modelplane e2e up [PLATFORM...] [--state DIR]   start it (returns once the Configuration is installed)
+    modelplane e2e up [PLATFORM...] [--state DIR] [--simulate-lab DIR]
+                                                    start it (returns once the Configuration is installed)
     modelplane e2e status [--state DIR]             processes and package health
     modelplane e2e down [--state DIR]               stop everything it started, by pid
 
@@ -28,6 +29,11 @@ def run(argv: list[str]) -> int:
     parser.add_argument("platform", nargs="*", type=Path, help="platform manifests for the lab (up only)")
     parser.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state folder (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the packages (up)")
+    parser.add_argument("--simulate-lab", action="append", type=Path, metavar="DIR",
+                        help="(up, with PLATFORM) before the control plane starts, run `modelplane simulate --lab` "
+                             "over the fleet and DIR (repeatable) on the lab's clusters, record it in "
+                             "<state>/simulate-lab.json and empty the clusters again (the suite compares it "
+                             "with what Crossplane does)")
     args = parser.parse_args(argv)
     from modelplane.e2e import controlplane
     from modelplane.e2e.upstream import MissingTool
@@ -38,7 +44,8 @@ def run(argv: list[str]) -> int:
         if args.action == "up":
             print(f"modelplane e2e: starting in {args.state}")
             if args.platform:
-                rec, _ = controlplane.up_with_lab(args.platform, args.state, timeout=args.timeout)
+                rec, _ = controlplane.up_with_lab(args.platform, args.state, timeout=args.timeout,
+                                                  simulate_lab=args.simulate_lab)
                 print(f"fleet (as Existing clusters): {args.state.resolve() / 'fleet'}")
             else:
                 rec = controlplane.up(args.state / "control-plane", timeout=args.timeout)

@@ -256,10 +256,15 @@ def register(client: Client, lab: Any) -> list[str]:
     return names
 
 
-def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIMEOUT, log=print) -> tuple[Record, Any]:
+def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIMEOUT, log=print,
+                simulate_lab: list[Path] | None = None) -> tuple[Record, Any]:
     """The whole lab: the platform manifests rewritten as Existing (``state/fleet``), one workload
-    cluster each (``modelplane lab``, in ``state/lab``), the control plane, the clusters' Secrets."""
-    from modelplane.e2e import fleet
+    cluster each (``modelplane lab``, in ``state/lab``), the control plane, the clusters' Secrets.
+
+    With ``simulate_lab`` (folders of the ML team's manifests), ``modelplane simulate --lab`` first
+    runs the fleet and those folders on the lab's clusters, before the control plane exists
+    (``parity.record``: ``state/simulate-lab.json``), and leaves the clusters empty again."""
+    from modelplane.e2e import fleet, parity
     from modelplane.lab import runner
 
     state = state.resolve()
@@ -268,8 +273,17 @@ def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIM
     lab = runner.up(state / "fleet", state / "lab", progress=lambda m: log(f"  lab: {m}"))
     lab_seconds = round(time.monotonic() - t, 1)
     try:
+        sim_seconds = None
+        if simulate_lab is not None:
+            t = time.monotonic()
+            done = parity.record(parity.stage(state / "fleet", simulate_lab, state / parity.INPUT), state / "lab",
+                                 state / parity.RECORD)
+            sim_seconds = round(time.monotonic() - t, 1)
+            log(f"  simulate --lab: {done['seconds']} s (exit {done['returncode']}), with the reset {sim_seconds} s")
         rec = up(state / "control-plane", timeout=timeout, log=log)
         rec.timings["lab"] = lab_seconds
+        if sim_seconds is not None:
+            rec.timings["simulate-lab"] = sim_seconds
         register(admin_client(Path(rec.kubeconfig)), lab)
         rec.save()
     except BaseException:
