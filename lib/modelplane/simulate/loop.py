@@ -154,6 +154,7 @@ class Simulator:
         # Their processes must not outlive the simulator, whoever forgets to close it.
         weakref.finalize(self, _close_all, self._extra_pools)
         self._placed = 0                                      # ModelReplicas created or deleted so far
+        self._moved = False                                   # the last wave created or deleted some
         # cluster -> (owner, resource name) -> (the object as last synced, what its status depended on)
         self._synced: dict[str, dict[tuple[Key, str], tuple[dict, tuple]]] = {}
         self.book = health.AddressBook()
@@ -483,10 +484,11 @@ class Simulator:
             synced[(owner, name)] = (obj, signature)
 
     # ----- the loop -------------------------------------------------------------------------
-    def _wave(self, kind: str, executor: ThreadPoolExecutor | None) -> None:
+    def _wave(self, kind: str, executor: ThreadPoolExecutor | None, skip: frozenset[Key] = frozenset()) -> list[Key]:
+        """Render ``kind``'s dirty XRs (all of them when not incremental), except ``skip``; the keys rendered."""
         limit = self._limits.get(kind) if self.incremental else None
         if self.incremental:
-            keys = [k for k in self.dirty if k[0] == kind]
+            keys = [k for k in self.dirty if k[0] == kind and k not in skip]
             if limit:
                 keys = keys[:limit]   # the longest waiting; the rest wait for the next round
             keys.sort()
@@ -507,15 +509,38 @@ class Simulator:
         placed = self._placed
         for key, job, result in zip(keys, jobs, results):
             self._apply(key, job[1] if not isinstance(job, str) else [], result)
+        self._moved = self._placed != placed
         if limit:
             # A wave that placed or removed no replica cannot have herded: the next may be twice as
             # large; one that did goes back to the batch size.
-            self._limits[kind] = limit * 2 if self._placed == placed else self.batch[kind]
+            self._limits[kind] = limit * 2 if not self._moved else self.batch[kind]
         self._physics()
+        return keys
+
+    def _batched(self, kind: str, executor: ThreadPoolExecutor | None) -> None:
+        """A batched kind's dirty XRs in bounded waves, each seeing what the last one placed.
+
+        A wave's placements reach the next wave through the clusters' status (the InferenceClusters
+        publish the allocations of the ModelReplicas on them), so after a wave that placed or removed
+        replicas the dirty InferenceClusters render and the next wave follows in the same round: as a
+        control plane whose clusters reconcile faster than new deployments arrive. The rest of the
+        fleet (ModelReplicas, endpoints) then renders once for all those waves, not once per wave.
+        A wave that moved nothing ends the round's waves (the others wait, with a larger limit);
+        each XR renders at most once per round, so a round ends."""
+        done = frozenset(self._wave(kind, executor))
+        while self._moved and any(k[0] == kind and k not in done for k in self.dirty):
+            self._wave(CLUSTER_KIND, executor)
+            rendered = self._wave(kind, executor, skip=done)
+            if not rendered:
+                break
+            done |= frozenset(rendered)
 
     def round(self, executor: ThreadPoolExecutor | None = None) -> None:
         for kind in KIND_ORDER:
-            self._wave(kind, executor)
+            if self.incremental and kind in self.batch:
+                self._batched(kind, executor)
+            else:
+                self._wave(kind, executor)
         self._physics()
         self.rounds += 1
         if self.on_round is not None:
