@@ -22,7 +22,11 @@ fixed point is a round that leaves nothing dirty. XRs of one kind never read
 each other, so a kind's dirty XRs render concurrently (the functions are
 separate processes) against the world as it was when the wave began, and
 their results are applied in name order: the outcome does not depend on
-which render finishes first. ``incremental=False`` renders every XR every
+which render finishes first. ModelDeployments place replicas from what the
+clusters report, so they render in bounded waves (``BATCH``) with the
+InferenceClusters rendering between waves that placed something: a wave
+sees the placements of the waves before it instead of herding onto the
+same pools. ``incremental=False`` renders every XR every
 round and stops at the first round that changes nothing: the reference the
 incremental mode is tested against.
 
