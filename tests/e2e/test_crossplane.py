@@ -326,9 +326,6 @@ def test_deleting_a_deployment_removes_what_it_composed_on_every_cluster(e2e):
     e2e.wait("cleanup", gone, timeout=300)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known bug, docs/e2e-crossplane.md 'Open: deleting an Existing InferenceCluster that still has replicas': "
-    "nothing orders the cluster's provider configs after the replicas' Objects; it passes or fails by timing"))
 def test_deleting_a_cluster_with_replicas_evicts_them_and_leaves_nothing_behind(e2e):
     """contracts.md: a cluster no longer listed evicts its replicas. Deleting the InferenceCluster
     removes everything it composed (provider configs wait for the Objects that use them)."""
