@@ -28,7 +28,13 @@ ALL = (
 
 def available() -> list[str]:
     """Functions whose fn.py exists in this installation."""
-    return [name for name in ALL if (_HERE / name / "fn.py").is_file()]
+    return list(_available())
+
+
+@cache
+def _available() -> tuple[str, ...]:
+    # An installation does not change under a running process; every render asks.
+    return tuple(name for name in ALL if (_HERE / name / "fn.py").is_file())
 
 
 def canonical(name: str) -> str:
