@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from modelplane.platform.ordering import PROVIDER_CONFIG_USAGE_PREFIXES
+from modelplane.platform.ordering import HELD_BY_PROVIDER_CONFIG_PREFIXES, PROVIDER_CONFIG_USAGE_PREFIXES
 from modelplane.validate.upstream import assert_valid
 
 from tests.support import conditions, desired, fatal, request, run, status
@@ -290,10 +290,19 @@ def test_missing_class_composes_no_new_pool_but_the_others():
     assert "nodepool-l4" in d and "nodepool-h100" not in d
 
 
-def test_pool_removed_from_spec_is_dropped():
+def test_pool_removed_from_spec_is_dropped_once_no_provider_config_holds_it():
     observed = all_ready(xr("GKE", [pool(), pool("old")]), inputs(klass()))
-    d = desired(compose(xr("GKE"), inputs(klass()), observed))
-    assert "nodepool-old" not in d and "nodepool-l4" in d
+    holds = {k for k in observed if k.startswith(HELD_BY_PROVIDER_CONFIG_PREFIXES) and k.endswith("-nodepool-old")}
+    assert len(holds) == 2                                   # one per provider config
+    # First its Usages go (a dropped Usage does not wait for its provider config);
+    # deleting the pool now would be refused while they exist.
+    first = desired(compose(xr("GKE"), inputs(klass()), observed))
+    assert "nodepool-old" in first and not holds & set(first)
+    assert first["nodepool-old"]["spec"] == observed["nodepool-old"]["spec"]
+    # Once they are no longer observed, the pool goes.
+    observed = {k: v for k, v in observed.items() if k in first}
+    second = desired(compose(xr("GKE"), inputs(klass()), observed))
+    assert "nodepool-old" not in second and "nodepool-l4" in second
 
 
 @pytest.mark.parametrize("source,field", [("GKE", "gke"), ("EKS", "eks")])

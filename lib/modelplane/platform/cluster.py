@@ -2,7 +2,9 @@
 
 ``fn.py`` calls these in order: ``read`` the XR into a ``Plan``, ``require``
 the classes and replicas, compose the ``cloud`` (network, cluster and node
-pools) and its ``deletion_order``, ``access`` (provider configs), the
+pools) and its ``deletion_order``, ``access`` (provider configs),
+``hold_cloud`` (Usages keeping the cluster, its pools and the kubeconfig's
+writer until the provider configs are gone), the
 ``stack`` (Releases, gateway, cloud extras, deletion order, Usages holding
 the provider configs until their users are gone), then ``report``
 status, conditions and readiness.
@@ -130,7 +132,10 @@ def cloud(c: Composition, plan: Plan, inputs: Inputs) -> list[tuple[str, str, in
         rows.append((p.name, p.class_name, p.node_count if is_ready(c.observed.get(key)) else 0))
     for key in sorted(c.observed):
         if key.startswith("nodepool-") and key not in wanted:
-            c.drop(key)  # removed from spec.nodePools
+            # Removed from spec.nodePools. While a provider config still holds it, only
+            # its Usages go (``hold_cloud``): deleting it now would be refused.
+            if not any(k in c.observed for k in ordering.held_by_provider_config_keys(key)):
+                c.drop(key)
     return rows
 
 
@@ -159,6 +164,33 @@ def access(c: Composition, plan: Plan) -> None:
             "metadata": {"name": plan.provider_config, "labels": dict(sorted(plan.labels.items()))},
             "spec": {"credentials": {"source": "Secret", "secretRef": dict(secret)}},
         }, ready=True)  # provider configs report no conditions
+
+
+def hold_cloud(c: Composition, plan: Plan) -> None:
+    """Usages that keep the cloud cluster, its node pools and the kubeconfig's writer until
+    both provider configs are deleted: the configs wait for every Object and Release that
+    deletes through them, and those need the cluster up and reachable to do it.
+
+    A Usage whose held resource is no longer wanted is dropped; the resource
+    itself goes on a later call (``cloud``), once that Usage is no longer observed.
+    """
+    key = plan.source.cluster_key
+    held: dict[str, dict] = {}
+    if key is not None and key in c.desired_names():
+        # A Usage never writes a kubeconfig; skip converting them back.
+        desired = {k: d for k in c.desired_names() if not k.startswith(ordering.USAGE_PREFIX)
+                   and (d := c.desired(k)) is not None}
+        keys = {key, *ordering.kubeconfig_writers(desired, plan.source.kubeconfig(plan.target))}
+        keys |= {plan.source.pool_key(p["name"]) for p in plan.spec["nodePools"]} & set(desired)
+        held = {k: desired[k] for k in sorted(keys)}
+    configs = {k: obj for k in PROVIDER_CONFIGS if (obj := c.desired(k)) is not None}
+    wanted = ordering.provider_config_holds(configs, held, plan.labels) if held else {}
+    for usage_key, obj in sorted(wanted.items()):
+        # A Usage only guards deletion; it has nothing to become ready.
+        c.desire(usage_key, obj, ready=True)
+    for usage_key in sorted(set(c.observed) | set(c.desired_names())):
+        if usage_key.startswith(ordering.HELD_BY_PROVIDER_CONFIG_PREFIXES) and usage_key not in wanted:
+            c.drop(usage_key)
 
 
 def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:

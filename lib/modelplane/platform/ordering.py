@@ -44,6 +44,21 @@ Crossplane v2.3.0 (``XP`` = github.com/crossplane/crossplane/v2@v2.3.0):
   ``handler.go:136-147``): the garbage collector that tried to delete the
   provider config backs off exponentially, so without it the config would
   linger for minutes after its last user.
+- A ``by`` is read at the Usage's namespace, which the client drops for a
+  cluster-scoped kind (``reconciler.go:496-503``, "will always be cluster
+  scoped or in the same namespace as the Usage"; controller-runtime v0.23.1
+  ``unstructured_client.go`` Get, ``NamespaceIfScoped``). So a namespaced
+  Usage may be used *by* a ClusterProviderConfig. A ClusterUsage cannot
+  hold a namespaced ``of``: its ``of`` has no namespace and is indexed under
+  "" (``finder.go:82-90``), so the webhook never finds it for an object in
+  ``modelplane-system``, where a cluster-scoped InferenceCluster's
+  namespaced children live (Crossplane only forces the namespace of a
+  namespaced XR's children, ``XP/internal/controller/apiextensions/composite/composition_render.go:92-96``).
+- A composed resource the XR no longer desires loses its
+  ``crossplane.io/composite`` label before Crossplane deletes it
+  (``composition_functions.go:891-896``), so a dropped Usage goes at once,
+  without waiting for its ``by``; a Usage deleted with its XR keeps the
+  label and waits.
 - A resource whose management policies leave out Delete is released without
   connecting to its cluster (crossplane-runtime ``reconciler/managed/reconciler.go``,
   "WasDeleted && !ShouldDelete"), so it needs no Usage (the shared team
@@ -63,12 +78,15 @@ USAGE_PREFIX = "usage-"   # composition-resource-names of Usages
 
 
 def usage(of: Mapping[str, Any], by: Mapping[str, Any], lbls: Mapping[str, str], name: str = "") -> dict[str, Any]:
-    """A Usage that keeps ``of`` until ``by`` is deleted, in ``by``'s namespace.
+    """A Usage that keeps ``of`` until ``by`` is deleted, in ``by``'s namespace
+    (``of``'s when ``by`` is cluster-scoped).
 
     An ``of`` without ``metadata.namespace`` is cluster-scoped: its ref says
     ``namespace: ""`` (module docstring); one in another namespace names it.
     """
-    namespace = by["metadata"].get("namespace") or NAMESPACE
+    # A cluster-scoped ``by`` is read whatever the Usage's namespace (module
+    # docstring), so such a Usage sits with what it holds.
+    namespace = by["metadata"].get("namespace") or of["metadata"].get("namespace") or NAMESPACE
 
     def ref(o: Mapping[str, Any], of_ref: bool) -> dict[str, Any]:
         r: dict[str, Any] = {"name": o["metadata"]["name"]}
@@ -210,3 +228,62 @@ def hold_provider_configs(c: Composition, composed: Mapping[str, Mapping[str, An
     for key in sorted(set(c.observed) | set(c.desired_names())):
         if key.startswith(PROVIDER_CONFIG_USAGE_PREFIXES) and key not in wanted:
             c.drop(key)
+
+
+# --- what the provider configs reach the cluster through -----------------------------------
+#
+# The other half of the chain: a cloud cluster, its node pools and whatever writes the
+# kubeconfig the provider configs read are each used *by* every one of those configs, so
+# they outlast the configs, which outlast their users (above). The kubeconfig Secret itself
+# needs no Usage: its writer publishes it with a controller owner reference and never
+# deletes it (crossplane-runtime ``LocalConnectionSecretFor``, ``UnpublishConnection`` is a
+# no-op), so Kubernetes collects it only once the held writer is gone.
+
+# composition-resource-names of the Usages a provider config holds something with start
+# with one of these (never with a PROVIDER_CONFIG_USAGE_PREFIXES one: those are dropped
+# when no user is left).
+HELD_BY_PROVIDER_CONFIG_PREFIXES = tuple(f"{USAGE_PREFIX}held-by-{_group_word(g)}-pc-" for g in PROVIDER_CONFIG_APIS)
+
+
+def held_by_provider_config_key(held_key: str, api_version: str) -> str:
+    """composition-resource-name of the Usage of ``held_key`` by the ClusterProviderConfig of
+    ``api_version``'s group: ``usage-held-by-kubernetes-pc-<held key>`` (a DNS label)."""
+    return dns_label(f"{USAGE_PREFIX}held-by-{_group_word(api_version)}-pc", held_key)
+
+
+def held_by_provider_config_keys(held_key: str) -> tuple[str, ...]:
+    """The keys of every Usage that may hold ``held_key`` for a provider config."""
+    return tuple(held_by_provider_config_key(held_key, api) for api in sorted(PROVIDER_CONFIG_APIS.values()))
+
+
+def kubeconfig_writers(resources: Mapping[str, Mapping[str, Any]], secret: Mapping[str, str]) -> list[str]:
+    """Keys of the resources that publish ``secret`` ({namespace, name}) as their connection
+    secret: the cluster on GKE and AKS, the ClusterAuth on EKS."""
+    out = []
+    for key, obj in sorted(resources.items()):
+        ref = (obj.get("spec") or {}).get("writeConnectionSecretToRef") or {}
+        # A namespaced managed resource writes its secret in its own namespace.
+        namespace = ref.get("namespace") or (obj.get("metadata") or {}).get("namespace", "")
+        if ref.get("name") == secret.get("name") and namespace == secret.get("namespace"):
+            out.append(key)
+    return out
+
+
+def provider_config_holds(configs: Mapping[str, Mapping[str, Any]], held: Mapping[str, Mapping[str, Any]],
+                          lbls: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """composition-resource-name -> Usage of each ``held`` resource by each ClusterProviderConfig
+    in ``configs``: deleting one waits until every config that reaches the cluster is gone.
+
+    Each Usage sits with what it holds (its ``by`` is cluster-scoped) and is
+    named after the config, the held key and the config's group: both configs
+    share the cluster's name.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for _, config in sorted(configs.items()):
+        if config.get("kind") != "ClusterProviderConfig" or config["apiVersion"] not in PROVIDER_CONFIG_APIS.values():
+            raise ValueError(f"{config.get('kind')} {config['apiVersion']} is not a workload cluster's provider config")
+        word = _group_word(config["apiVersion"])
+        for key, obj in sorted(held.items()):
+            name = dns_label(config["metadata"]["name"], key, "held-by", word, "pc")
+            out[held_by_provider_config_key(key, config["apiVersion"])] = usage(obj, config, lbls, name)
+    return out
