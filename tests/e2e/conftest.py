@@ -72,9 +72,12 @@ class E2E:
             meta = probe["metadata"] = {k: v for k, v in probe["metadata"].items() if k in ("name", "namespace", "labels")}
             meta["name"] = meta["name"][:240] + "-dry-run"
             probes.append(probe)
-        out = json.loads(self.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-",
-                                      stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": probes})))
-        items = out["items"] if out.get("kind") == "List" else [out]
+        text = self.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-",
+                            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": probes}))
+        items, at, decoder = [], 0, json.JSONDecoder()
+        while text[at:].strip():   # one JSON document per object, one after the other
+            obj, at = decoder.raw_decode(text, len(text) - len(text[at:].lstrip()))
+            items += obj["items"] if obj.get("kind") == "List" else [obj]
         assert len(items) == len(objs), f"dry-run returned {len(items)} objects for {len(objs)}"
         return items
 

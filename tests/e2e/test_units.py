@@ -241,3 +241,19 @@ def test_stage_holds_the_fleet_and_each_team_folder_prefixed(tmp_path):
 def test_a_missing_simulate_lab_record_names_the_command_that_makes_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="--simulate-lab examples/ml-team"):
         parity.load(tmp_path / parity.RECORD)
+
+
+def test_only_the_documented_differences_are_set_aside():
+    replica = {"order": "2026-11-23T16:27:34Z/ml-team/qwen/00001", "cluster": {"name": "c"}}
+    simulated = {"order": "2026-01-01T00:00:19Z/ml-team/qwen/00001", "cluster": {"name": "c"}}
+    assert (parity.without_known_differences("ModelReplica", replica)
+            == parity.without_known_differences("ModelReplica", simulated))
+    other_deployment = {**simulated, "order": "2026-01-01T00:00:19Z/ml-team/other/00001"}
+    assert (parity.without_known_differences("ModelReplica", replica)
+            != parity.without_known_differences("ModelReplica", other_deployment))
+    stamped = {"forProvider": {"chart": {"name": "lws", "pullSecretRef": {"name": ""}}}}
+    assert parity.without_known_differences("Release", stamped) == {"forProvider": {"chart": {"name": "lws"}}}
+    assert stamped["forProvider"]["chart"]["pullSecretRef"] == {"name": ""}   # the input is left alone
+    real = {"forProvider": {"chart": {"name": "lws", "pullSecretRef": {"name": "creds"}}}}
+    assert parity.without_known_differences("Release", real) == real
+    assert parity.without_known_differences("Object", {"order": replica["order"]}) == {"order": replica["order"]}

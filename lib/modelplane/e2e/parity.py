@@ -16,6 +16,7 @@ The rest are pure functions that turn either side into comparable rows.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -147,3 +148,27 @@ def pod_rows(pods: Mapping[str, Iterable[Mapping[str, Any]]], namespaces: Iterab
                 pool = ""
             rows.append((cluster, p["namespace"], what, pool, p.get("phase", ""), len(p.get("devices") or [])))
     return sorted(rows)
+
+
+# --- what differs for reasons no render can change (docs/e2e-crossplane.md) -------------------------
+
+_CREATED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/")
+
+
+def without_known_differences(kind: str, spec: Mapping[str, Any]) -> dict:
+    """``spec`` (of a composed resource or XR, on either side) without what differs by nature:
+
+    - a ModelReplica's ``order`` starts with its ModelDeployment's creationTimestamp: the API
+      server's clock under Crossplane, simulate's own clock (2026-01-01 onwards) in simulate;
+      the rest of the key (namespace, deployment, index) must still agree;
+    - a provider-helm Release's ``forProvider.chart.pullSecretRef: {name: ""}``: provider-helm
+      v1.3.0 declares it as a struct with ``omitempty`` (``apis/namespaced/release/v1beta1/types.go:51``),
+      which Go's encoding/json never omits, so the provider's first update of the Release (its
+      finalizer) writes it; nothing composes or reads it."""
+    out = json.loads(json.dumps(spec))
+    if kind == "ModelReplica" and isinstance(out.get("order"), str):
+        out["order"] = _CREATED.sub("<creationTimestamp>/", out["order"])
+    chart = (out.get("forProvider") or {}).get("chart") if kind == "Release" else None
+    if isinstance(chart, dict) and chart.get("pullSecretRef") == {"name": ""}:
+        del chart["pullSecretRef"]
+    return out
