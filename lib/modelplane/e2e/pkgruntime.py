@@ -71,8 +71,11 @@ POLL = "10s"
 OBJECT_CONTROLLER = "managed/object.kubernetes.m.crossplane.io"
 SET_UP_MARKS = ("Running garbage collection for resource informers", "Reconciling")
 SETUP_FAILED = "unable to setup reconciler"
-SET_UP_GRACE = 90.0
+SET_UP_GRACE = 45.0    # a good start sets it up within a second of its CRD being established
 CRD_KINDS = ("CustomResourceDefinition", "ManagedResourceDefinition")
+# CRDs a provider's controllers need served before it starts, besides what its revision lists
+# (the revision's list may not name its MRDs' CRDs yet).
+NEEDS_CRDS = {"provider-kubernetes": ("objects.kubernetes.m.crossplane.io", "objects.kubernetes.crossplane.io")}
 
 
 @dataclass
@@ -289,14 +292,14 @@ class ExternalRuntime:
             return f"no {OBJECT_CONTROLLER} controller {SET_UP_GRACE:.0f} s after start"
         return ""
 
-    def _kinds_served(self, rev: Mapping[str, Any]) -> bool:
-        """Does discovery serve every CRD the revision established (its MRDs name their CRDs)?"""
+    def _kinds_served(self, rev: Mapping[str, Any], tool: str | None) -> bool:
+        """Does discovery serve every CRD the revision established (its MRDs name their CRDs) and
+        every CRD the provider's controllers need (``NEEDS_CRDS``)?"""
         discovery: dict[str, dict] = {}
-        for ref in (rev.get("status") or {}).get("objectRefs") or []:
-            if ref.get("kind") not in CRD_KINDS:
-                continue
+        names = [r["name"] for r in (rev.get("status") or {}).get("objectRefs") or [] if r.get("kind") in CRD_KINDS]
+        for name in dict.fromkeys([*names, *NEEDS_CRDS.get(tool or "", ())]):
             try:
-                crd = self.client.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{ref['name']}")
+                crd = self.client.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
                 spec = crd.get("spec") or {}
                 for v in spec.get("versions") or []:
                     gv = f"{spec.get('group')}/{v.get('name')}"
@@ -370,7 +373,7 @@ class ExternalRuntime:
             # start its controllers: seen with provider-kubernetes v1.2.1's SafeStart gate).
             self._patch_status(kind, rev, lambda s: s.__setitem__("tlsServerSecretName", secret))
             return "establishing"
-        if runner is None and kind == "ProviderRevision" and not self._kinds_served(rev):
+        if runner is None and kind == "ProviderRevision" and not self._kinds_served(rev, tool):
             self._patch_status(kind, rev, lambda s: s.__setitem__("tlsServerSecretName", secret))
             return "establishing"
         wedged = self._wedged(runner, tool) if runner is not None and runner.revision == name else ""
