@@ -198,20 +198,20 @@ def _diff(a, b, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: crossplane {json.dumps(a)[:160]} | simulate {json.dumps(b)[:160]}"]
 
 
-def _served(e2e, refs: list[dict]) -> dict[tuple[str, str], dict]:
+def _served(e2e, refs: list[dict]) -> dict[tuple[str, str, str, str], dict]:
     """The live objects ``refs`` (resourceRefs) name on the control plane, one list call per kind."""
-    out: dict[tuple[str, str], dict] = {}
+    out: dict[tuple[str, str, str, str], dict] = {}
     for api, kind in sorted({(r["apiVersion"], r["kind"]) for r in refs}):
         group, _, version = api.rpartition("/")
         resource = ".".join(p for p in (kind.lower(), version, group) if p)
         for o in e2e.get(resource, "-A")["items"]:
-            out[(kind, o["metadata"]["name"], o["metadata"].get("namespace", ""))] = o
+            out[(*parity.ref_key(api, kind, o["metadata"]["name"]), o["metadata"].get("namespace", ""))] = o
     return out
 
 
 def _agree_with_crossplane(e2e, sim_xrs: dict, sim_composed: dict, owners: tuple[str, ...] = XR_KINDS_OF) -> None:
     """Simulate's XRs and what each composed (``sim_xrs``: key -> XR; ``sim_composed``: key ->
-    {(kind, name): resource}) against Crossplane's: the same replicas on the same clusters and
+    {(group, kind, name): resource}) against Crossplane's: the same replicas on the same clusters and
     pools, the same composed resources under every XR of the kinds ``owners`` (names; specs equal
     after the server's defaulting, composed XRs' specs included), the same readiness of every XR."""
     sim_replicas = sorted(_replica_row(o) for k, o in sim_xrs.items() if k[0] == "ModelReplica")
@@ -226,13 +226,13 @@ def _agree_with_crossplane(e2e, sim_xrs: dict, sim_composed: dict, owners: tuple
     for key, xr in sorted(xp_xrs.items()):
         if key[0] not in owners:
             continue
-        mine = {(r["kind"], r["name"]) for r in refs if r["owner"] == key}
+        mine = {parity.ref_key(r["apiVersion"], r["kind"], r["name"]) for r in refs if r["owner"] == key}
         sim = sim_composed.get(key, {})
         if mine != set(sim):
             problems.append(f"{key}: crossplane composed {sorted(mine - set(sim))} only, simulate {sorted(set(sim) - mine)} only")
             continue
-        pairs = [(obj, served.get((kind, name, (obj.get("metadata") or {}).get("namespace", ""))))
-                 for (kind, name), obj in sorted(sim.items())]
+        pairs = [(obj, served.get((*ref, (obj.get("metadata") or {}).get("namespace", ""))))
+                 for ref, obj in sorted(sim.items())]
         missing = [parity.key_of(o) for o, got in pairs if got is None]
         assert not missing, (key, missing)
         for (obj, got), want in zip(pairs, e2e.defaulted_all([o for o, _ in pairs])):
@@ -261,7 +261,8 @@ def test_simulate_agrees_with_crossplane(e2e, tmp_path):
     # What ModelReplicas compose only: plain simulate makes up the addresses no network gives it
     # (docs/e2e-crossplane.md), and ModelReplica and ModelEndpoint specs carry the gateway's.
     _agree_with_crossplane(e2e, {k: s.obj for k, s in world.xrs.items()},
-                           {k: {(o["kind"], o["metadata"]["name"]): o for o in s.composed.values()}
+                           {k: {parity.ref_key(o["apiVersion"], o["kind"], o["metadata"]["name"]): o
+                                for o in s.composed.values()}
                             for k, s in world.xrs.items()}, owners=("ModelReplica",))
 
 

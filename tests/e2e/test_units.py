@@ -203,13 +203,18 @@ def test_composed_resources_are_grouped_under_the_xr_that_controls_them():
     # A ModelEndpoint shares its replica's name: the owner's kind tells them apart.
     obj = _owned("Object", "a-0-c-deployment", "t", "ModelReplica", "a-0-c")
     release = _owned("Release", "c-lws", "modelplane-system", "InferenceCluster", "c")
-    docs = [md, other_md, cluster, replica, obj, release, {"kind": "Free", "metadata": {"name": "f"}}]
+    pcs = [{**_owned("ClusterProviderConfig", "c", "", "InferenceCluster", "c"), "apiVersion": f"{g}/v1alpha1"}
+           for g in ("kubernetes.m.crossplane.io", "helm.m.crossplane.io")]
+    docs = [md, other_md, cluster, replica, obj, release, *pcs, {"kind": "Free", "metadata": {"name": "f"}}]
     assert sorted(parity.xrs(docs)) == [("InferenceCluster", "", "c"), ("ModelDeployment", "t", "a"),
                                         ("ModelDeployment", "u", "a"), ("ModelReplica", "t", "a-0-c")]
     assert {k: sorted(v) for k, v in parity.composed(docs).items()} == {
-        ("ModelDeployment", "t", "a"): [("ModelReplica", "a-0-c")],
-        ("ModelReplica", "t", "a-0-c"): [("Object", "a-0-c-deployment")],
-        ("InferenceCluster", "", "c"): [("Release", "c-lws")],   # cluster-scoped owner, namespaced resource
+        ("ModelDeployment", "t", "a"): [("modelplane.ai", "ModelReplica", "a-0-c")],
+        ("ModelReplica", "t", "a-0-c"): [("", "Object", "a-0-c-deployment")],
+        # A cluster-scoped owner, namespaced resources; one name in two API groups.
+        ("InferenceCluster", "", "c"): [("", "Release", "c-lws"),
+                                        ("helm.m.crossplane.io", "ClusterProviderConfig", "c"),
+                                        ("kubernetes.m.crossplane.io", "ClusterProviderConfig", "c")],
     }
 
 

@@ -106,18 +106,26 @@ def controller(obj: Mapping[str, Any]) -> Key | None:
     return ref.get("kind", ""), meta.get("namespace", ""), ref.get("name", "")
 
 
-def composed(docs: Iterable[Mapping[str, Any]]) -> dict[Key, dict[tuple[str, str], Mapping[str, Any]]]:
-    """XR -> {(kind, name): resource} for every composed resource of the stream (child XRs included),
-    by controller reference. A cluster-scoped XR's resources are keyed under namespace ''."""
+def ref_key(api_version: str, kind: str, name: str) -> tuple[str, str, str]:
+    """A composed resource within its XR: (API group, kind, name). The group matters: an
+    InferenceCluster composes a ClusterProviderConfig of provider-kubernetes and one of
+    provider-helm under the same name."""
+    return api_version.rpartition("/")[0], kind, name
+
+
+def composed(docs: Iterable[Mapping[str, Any]]) -> dict[Key, dict[tuple[str, str, str], Mapping[str, Any]]]:
+    """XR -> {(group, kind, name): resource} for every composed resource of the stream (child XRs
+    included), by controller reference. A cluster-scoped XR's resources are keyed under namespace ''."""
     docs = list(docs)
     known = set(xrs(docs))
-    out: dict[Key, dict[tuple[str, str], Mapping[str, Any]]] = {}
+    out: dict[Key, dict[tuple[str, str, str], Mapping[str, Any]]] = {}
     for d in docs:
         owner = controller(d)
         if owner is None:
             continue
         key = owner if owner in known else (owner[0], "", owner[2])   # a cluster-scoped XR
-        out.setdefault(key, {})[(d.get("kind", ""), (d.get("metadata") or {}).get("name", ""))] = d
+        meta = d.get("metadata") or {}
+        out.setdefault(key, {})[ref_key(d.get("apiVersion", ""), d.get("kind", ""), meta.get("name", ""))] = d
     return out
 
 
