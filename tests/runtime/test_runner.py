@@ -4,9 +4,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.errors import InputError
-from modelplane.function import Composition
+from modelplane.function import Composition, is_ready, without_status
 from modelplane.runtime import run_compose
 
 from tests import support
@@ -70,6 +71,28 @@ def test_seeded_child_is_intent_without_status_or_server_metadata():
     assert child["metadata"] == {"name": "c", "namespace": "ns", "labels": {"a": "b"}}
     assert child["data"] == {"k": "v"}
     assert rsp.desired.resources["child"].ready == fnv1.READY_TRUE  # observed Ready=True carries over
+
+
+@pytest.mark.parametrize("child", [
+    {"apiVersion": "v1", "kind": "ConfigMap", "data": {"n": 3}},                       # no metadata at all
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": "odd", "data": {}},          # metadata not an object
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u", "resourceVersion": "9",
+                                                     "generateName": "p-", "annotations": {"x": "y"}},
+     "spec": {"a": [1, 2.5, {"b": None}]},
+     "status": {"conditions": [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "False"}]}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+     "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Ready", "status": "False"}]}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "status": "not an object"},
+])
+def test_seeding_equals_without_status_of_the_observed_child(child):
+    """keep_observed works on the protobuf Struct in place; it must give what the dict form defines."""
+    rsp = run_compose("test-fn", _noop, support.request(XR, observed={"child": child}))
+    observed = {k: v for k, v in child.items()}
+    if not isinstance(observed.get("metadata"), dict):
+        observed["metadata"] = {}
+    assert support.desired(rsp)["child"] == without_status(observed)
+    want_ready = fnv1.READY_TRUE if is_ready(child if isinstance(child.get("status"), dict) else {}) else fnv1.READY_FALSE
+    assert rsp.desired.resources["child"].ready == want_ready
 
 
 def test_desired_from_an_earlier_step_is_not_overwritten_by_the_seed():

@@ -55,10 +55,11 @@ class PoolFacts:
 class Facts:
     """One version of one InferenceCluster, as every deployment reads it."""
 
-    cluster: Cluster                 # pools=None; the reader's view adds its own
+    cluster: Cluster                 # every allocation as it is: the view of any deployment with none here
     pools: tuple[PoolFacts, ...] | None
     info: ClusterInfo
     since: str                       # the Ready condition's last transition, else creation; "" if neither
+    deployments: frozenset[str]      # ``namespace/name`` of every deployment allocated on the cluster
 
 
 # --- reading one Struct --------------------------------------------------------
@@ -147,8 +148,12 @@ def facts(s: struct_pb2.Struct) -> Facts:
                       for p in (v.struct_value.fields for v in _l(status, "pools")))
     return Facts(
         cluster=Cluster(name=name, labels=_strings(_m(meta, "labels")), ready=ready, not_ready_reason=why,
-                        taints=taints, pools=None),
+                        taints=taints,
+                        pools=None if pools is None else tuple(
+                            Pool(name=p.name, class_name=p.class_name, nodes=p.nodes, allocations=p.allocations)
+                            for p in pools)),
         pools=pools,
+        deployments=frozenset(a.deployment for p in pools or () for a in p.allocations),
         info=ClusterInfo(provider_config=_s(status, "providerConfigName") or name,
                          gateway=_strings(_m(status, "gateway"))),
         since=_since(status, meta),
@@ -231,8 +236,8 @@ class Allocations(Sequence[Allocation]):
 
 
 def _view(f: Facts, own: str, live: Container[str]) -> Cluster:
-    if f.pools is None:
-        return f.cluster
+    if f.pools is None or own not in f.deployments:
+        return f.cluster   # nothing of ours to leave out or mark: the shared view (most clusters)
     pools = tuple(Pool(name=p.name, class_name=p.class_name, nodes=p.nodes,
                        allocations=Allocations(p.allocations, own, live)) for p in f.pools)
     c = f.cluster
