@@ -144,3 +144,34 @@ def test_cli_prints_the_table_and_conditions():
 
 def _without_status(obj: dict) -> dict:
     return {k: v for k, v in obj.items() if k != "status"}
+
+
+def test_status_blind_readers_render_the_same_whatever_the_status_of_what_they_read(fleet, pool):
+    """simulate does not wake the readers in STATUS_BLIND when only the status of what they read
+    changes; that is sound only while their output does not depend on it. Render each such reader
+    of the fixed-point fleet, then again with every object it reads given another status."""
+    from modelplane.render import render
+    from modelplane.simulate.loop import STATUS_BLIND, Simulator
+
+    world, _ = fleet
+    sim = Simulator(world, pool)
+    try:
+        checked = 0
+        for read_kind, reader_kinds in sorted(STATUS_BLIND.items()):
+            readers = sorted(k for k in world.xrs if k[0] in reader_kinds)
+            assert readers, reader_kinds
+            before = {k: render(sim._inputs(k)[0], pool) for k in readers}
+            read = [k for k in world.xrs if k[0] == read_kind]
+            assert read, read_kind
+            for k in read:
+                sim.store.put(k, {**world.xrs[k].obj, "status": {"conditions": [
+                    {"type": "Ready", "status": "False", "reason": "Changed", "message": "another status",
+                     "lastTransitionTime": "2030-01-01T00:00:00Z"}], "ready": False}})
+            for k in readers:
+                after = render(sim._inputs(k)[0], pool)
+                assert (after.xr, after.composed) == (before[k].xr, before[k].composed), k
+                checked += 1
+        assert checked
+    finally:
+        world.listeners.remove(sim._on_change)
+        sim.close()

@@ -63,6 +63,11 @@ CLUSTER_KIND = "InferenceCluster"
 CLASS_KIND = "InferenceClass"
 REPLICA_KIND = "ModelReplica"
 BATCH = {"ModelDeployment": 10}
+# kind -> kinds of the XRs that require it but never read its status: a change to its status alone
+# does not wake them. compose-inference-cluster publishes allocations from the ModelReplicas'
+# spec.placement (platform/pools.py), and a replica's status changes several times as it comes up
+# (tests/simulate/test_status_blind.py renders a cluster both ways).
+STATUS_BLIND = {REPLICA_KIND: frozenset({CLUSTER_KIND})}
 SPREAD = {"ModelDeployment": 2, "ModelReplica": 2, "InferenceCluster": 2}
 
 
@@ -200,7 +205,8 @@ class Simulator:
             self.store.put(key, after)
         self.mark(key)
         self.mark(parent)
-        for reader_key in self.watches.readers(before, after):
+        blind = STATUS_BLIND.get(key[0], frozenset()) if _status_only(before, after) else frozenset()
+        for reader_key in self.watches.readers(before, after, blind=blind):
             self.mark(reader_key)
         if after is None:
             view = self._views.pop(key, None)
@@ -591,6 +597,13 @@ def _close_all(pools: list[FunctionPool]) -> None:
     for pool in pools:
         pool.close()
     pools.clear()
+
+
+def _status_only(before: dict | None, after: dict | None) -> bool:
+    """The change wrote the status alone (``World.set_status`` keeps every other part as it was)."""
+    if before is None or after is None or before.keys() != after.keys():
+        return False
+    return all(before[k] is after[k] or before[k] == after[k] for k in before if k != "status")
 
 
 def _without_status(obj: dict) -> dict:

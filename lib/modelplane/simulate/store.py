@@ -194,8 +194,9 @@ class Watches:
         for sel, _ in self._by_xr.pop(xr, ()):
             self._slot(sel).pop(xr, None)
 
-    def readers(self, *objs: Mapping[str, Any] | None) -> set[Key]:
-        """XRs that read any of ``objs`` (an object's state before and after a change)."""
+    def readers(self, *objs: Mapping[str, Any] | None, blind: frozenset[str] = frozenset()) -> set[Key]:
+        """XRs that read any of ``objs`` (an object's state before and after a change), except those of
+        the kinds in ``blind``."""
         out: set[Key] = set()
         for obj in objs:
             if not obj:
@@ -208,6 +209,6 @@ class Watches:
                     slots.append(slot)
             for slot in slots:
                 for xr, sels in slot.items():
-                    if xr not in out and any(sel.matches(obj, ns) for sel, ns in sels):
+                    if xr not in out and xr[0] not in blind and any(sel.matches(obj, ns) for sel, ns in sels):
                         out.add(xr)
         return out
