@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from modelplane import conditions as cond
@@ -57,6 +58,11 @@ class Plan:
     def provider_config(self) -> str:
         """kubernetes.m and helm.m ClusterProviderConfig name: the cluster's own."""
         return self.name
+
+    @cached_property
+    def infra(self) -> dict[str, dict]:
+        """The cloud's network and cluster resources, built once a call (``cloud``, ``hold_cloud``)."""
+        return self.source.infra(self.target)
 
     @property
     def storage_class(self) -> str:
@@ -110,7 +116,7 @@ def _pools(plan: Plan, inputs: Inputs) -> list[Pool]:
 def cloud(c: Composition, plan: Plan, inputs: Inputs) -> list[tuple[str, str, int]]:
     """Cluster and node pools; returns (pool, class, usable nodes) in spec order."""
     src = plan.source
-    infra = src.infra(plan.target)
+    infra = dict(plan.infra)
     if src.late:
         infra.update(src.late(plan.target, c.observed))
     for key, obj in sorted(infra.items()):
@@ -174,15 +180,15 @@ def hold_cloud(c: Composition, plan: Plan) -> None:
     A Usage whose held resource is no longer wanted is dropped; the resource
     itself goes on a later call (``cloud``), once that Usage is no longer observed.
     """
-    key = plan.source.cluster_key
+    src, names = plan.source, set(c.desired_names())
     held: dict[str, dict] = {}
-    if key is not None and key in c.desired_names():
-        # A Usage never writes a kubeconfig; skip converting them back.
-        desired = {k: d for k in c.desired_names() if not k.startswith(ordering.USAGE_PREFIX)
-                   and (d := c.desired(k)) is not None}
-        keys = {key, *ordering.kubeconfig_writers(desired, plan.source.kubeconfig(plan.target))}
-        keys |= {plan.source.pool_key(p["name"]) for p in plan.spec["nodePools"]} & set(desired)
-        held = {k: desired[k] for k in sorted(keys)}
+    if src.cluster_key is not None and src.cluster_key in names:
+        # The cluster and the kubeconfig's writer are among the cloud's own resources, as
+        # built; only the pools are read back (a seeded one may not have been rebuilt).
+        held = {k: plan.infra[k] for k in
+                {src.cluster_key, *ordering.kubeconfig_writers(plan.infra, src.kubeconfig(plan.target))}}
+        pool_keys = {src.pool_key(p["name"]) for p in plan.spec["nodePools"]} & names
+        held |= {k: d for k in sorted(pool_keys) if (d := c.desired(k)) is not None}
     configs = {k: obj for k in PROVIDER_CONFIGS if (obj := c.desired(k)) is not None}
     wanted = ordering.provider_config_holds(configs, held, plan.labels) if held else {}
     for usage_key, obj in sorted(wanted.items()):
