@@ -137,11 +137,12 @@ def cloud(c: Composition, plan: Plan, inputs: Inputs) -> list[tuple[str, str, in
             c.desire(key, src.pool(plan.target, p))
         rows.append((p.name, p.class_name, p.node_count if is_ready(c.observed.get(key)) else 0))
     for key in sorted(c.observed):
-        if key.startswith("nodepool-") and key not in wanted:
-            # Removed from spec.nodePools. While a provider config still holds it, only
-            # its Usages go (``hold_cloud``): deleting it now would be refused.
-            if not any(k in c.observed for k in ordering.held_by_provider_config_keys(key)):
-                c.drop(key)
+        if not key.startswith("nodepool-") or key in wanted:
+            continue
+        # Removed from spec.nodePools. While a provider config still holds it, only its
+        # Usages go (``hold_cloud``): deleting it now would be refused.
+        if not any(k in c.observed for k in ordering.held_by_provider_config_keys(key)):
+            c.drop(key)
     return rows
 
 

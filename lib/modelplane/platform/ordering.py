@@ -19,7 +19,10 @@ The same mechanism keeps a workload cluster's ClusterProviderConfigs (the
 every Object and Release that reaches the cluster through them is deleted
 (``provider_config_usages``): deleting an InferenceCluster deletes its
 provider configs at once, and an Object whose config is gone can never
-delete its remote object, so it stays forever. What this relies on, read in
+delete its remote object, so it stays forever. In turn each config holds
+the cloud cluster, its node pools and whatever writes the kubeconfig the
+configs read (``provider_config_holds``), so the cluster stays up and
+reachable until the last config is gone. What this relies on, read in
 Crossplane v2.3.0 (``XP`` = github.com/crossplane/crossplane/v2@v2.3.0):
 
 - Deletion is refused by the Usage webhook, which looks Usages up by the
