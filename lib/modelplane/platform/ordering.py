@@ -239,8 +239,9 @@ def hold_provider_configs(c: Composition, composed: Mapping[str, Mapping[str, An
 # kubeconfig the provider configs read are each used *by* every one of those configs, so
 # they outlast the configs, which outlast their users (above). The kubeconfig Secret itself
 # needs no Usage: its writer publishes it with a controller owner reference and never
-# deletes it (crossplane-runtime ``LocalConnectionSecretFor``, ``UnpublishConnection`` is a
-# no-op), so Kubernetes collects it only once the held writer is gone.
+# deletes it (crossplane-runtime v2.4.0: ``pkg/resource`` LocalConnectionSecretFor;
+# ``pkg/reconciler/managed/api.go``, UnpublishConnection is a no-op), so Kubernetes
+# collects it only once the held writer is gone.
 
 # composition-resource-names of the Usages a provider config holds something with start
 # with one of these (never with a PROVIDER_CONFIG_USAGE_PREFIXES one: those are dropped
