@@ -15,6 +15,9 @@ from modelplane.platform import cluster
 def compose(c: Composition) -> None:
     plan = cluster.read(c)
     inputs = cluster.require(c, plan)
+    if cluster.nothing_fetched(inputs):
+        cluster.wait_for_inputs(c)
+        return
     rows = cluster.cloud(c, plan, inputs)
     cluster.deletion_order(c, plan)
     cluster.access(c, plan)

@@ -28,6 +28,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
+
 from modelplane.errors import InputError
 from modelplane.function import Composition, one_line
 

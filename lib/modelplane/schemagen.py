@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from modelplane import paths
 
 VERSION = "v1alpha1"

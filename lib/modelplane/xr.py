@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import pydantic
+
 from modelplane.errors import InputError
 
 M = TypeVar("M", bound=pydantic.BaseModel)

@@ -270,9 +270,25 @@ def test_class_not_fetched_keeps_the_observed_pool_and_waits():
     assert (c.reason, "InferenceClass l4-1x" in c.message) == ("WaitingForInputs", True)
 
 
-def test_class_not_fetched_on_first_call_composes_no_pool_but_the_cluster():
-    d = desired(compose(xr("GKE"), None))
+def test_class_not_fetched_composes_no_pool_but_the_cluster():
+    d = desired(compose(xr("GKE"), {"modelreplicas": []}))
     assert "cluster" in d and "nodepool-l4" not in d
+
+
+def test_first_call_of_the_requirements_loop_keeps_what_is_observed_and_composes_nothing_new():
+    """Nothing fetched yet: Crossplane calls again with the inputs and keeps that answer, so the
+    first answers only with its requirements, every observed child and the published status."""
+    assert desired(compose(xr("GKE"), None)) == {}
+    observed = all_ready(xr("GKE"), inputs(klass()))
+    published = {"providerConfigName": "gke-us", "pools": [{"name": "l4", "class": "l4-1x", "nodes": 2,
+                                                            "allocations": []}]}
+    rsp = compose({**xr("GKE"), "status": published}, None, observed)
+    assert fatal(rsp) is None
+    assert set(desired(rsp)) == set(observed)
+    assert status(rsp)["pools"] == published["pools"]
+    c = conditions(rsp)["InputsResolved"]
+    assert c.reason == "WaitingForInputs"
+    assert set(rsp.requirements.resources) >= {"class-l4-1x", "modelreplicas"}
 
 
 def test_missing_class_keeps_observed_pool_and_names_the_class():

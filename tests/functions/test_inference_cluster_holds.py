@@ -138,8 +138,8 @@ def test_holds_stay_while_what_they_hold_is_wanted(source):
 
 def test_a_pool_whose_class_is_not_read_yet_is_held_only_once_composed():
     x, _, _ = CLOUDS["GKE"]
-    # First call: no class read, so no pool is composed and nothing may name one.
-    d = desired(ic.compose(x, None))
+    # No class read yet, so no pool is composed and nothing may name one.
+    d = desired(ic.compose(x, {"modelreplicas": []}))
     assert {u["spec"]["of"]["kind"] for u in _holds(d).values()} == {"Cluster"}
     # A pool kept from the observed state while its class is not read stays held.
     observed = _observed(_compose(x))

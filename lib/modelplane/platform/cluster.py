@@ -103,6 +103,24 @@ def require(c: Composition, plan: Plan) -> Inputs:
     return Inputs(classes, c.required(REPLICAS))
 
 
+def nothing_fetched(inputs: Inputs) -> bool:
+    """The first call of Crossplane's requirements loop: nothing asked for has been fetched yet.
+
+    Its response only carries the requirements (the loop calls again, with them, and keeps that
+    answer), so composing the whole cluster for it is wasted work on every reconcile."""
+    return inputs.replicas is None and not inputs.classes
+
+
+def wait_for_inputs(c: Composition) -> None:
+    """Answer the first call: every child kept as observed (the runtime seeded them), the status
+    as published, and a condition saying what is awaited."""
+    previous = c.xr.get("status") or {}
+    c.set_status(**{k: v for k, v in previous.items() if k != "conditions"})
+    c.condition(cond.SYNCED_INPUTS, False, cond.WAITING_FOR_INPUTS,
+                "waiting for the InferenceClasses and ModelReplicas to be fetched; keeping what is already composed")
+    c.set_ready(is_ready(c.xr))
+
+
 def _pools(plan: Plan, inputs: Inputs) -> list[Pool]:
     out = []
     for i, p in enumerate(plan.spec["nodePools"]):
