@@ -21,14 +21,12 @@ their indexes are ``Terminating`` so no new replica reuses the name.
 """
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from google.protobuf import struct_pb2
 
+from modelplane.digestcache import DigestCache
 from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 
 # Versions of clusters kept: a 5,000-cluster fleet, with room for the versions a busy fleet writes.
@@ -44,19 +42,10 @@ class ClusterInfo:
 
 
 @dataclass(frozen=True)
-class PoolFacts:
-    name: str
-    class_name: str
-    nodes: int
-    allocations: tuple[Allocation, ...]
-
-
-@dataclass(frozen=True)
 class Facts:
     """One version of one InferenceCluster, as every deployment reads it."""
 
     cluster: Cluster                 # every allocation as it is: the view of any deployment with none here
-    pools: tuple[PoolFacts, ...] | None
     info: ClusterInfo
     since: str                       # the Ready condition's last transition, else creation; "" if neither
     deployments: frozenset[str]      # ``namespace/name`` of every deployment allocated on the cluster
@@ -143,16 +132,12 @@ def facts(s: struct_pb2.Struct) -> Facts:
     )
     pools = None
     if "pools" in status:
-        pools = tuple(PoolFacts(name=_s(p, "name"), class_name=_s(p, "class"), nodes=_n(p, "nodes"),
-                                allocations=_allocations(p))
+        pools = tuple(Pool(name=_s(p, "name"), class_name=_s(p, "class"), nodes=_n(p, "nodes"),
+                           allocations=_allocations(p))
                       for p in (v.struct_value.fields for v in _l(status, "pools")))
     return Facts(
         cluster=Cluster(name=name, labels=_strings(_m(meta, "labels")), ready=ready, not_ready_reason=why,
-                        taints=taints,
-                        pools=None if pools is None else tuple(
-                            Pool(name=p.name, class_name=p.class_name, nodes=p.nodes, allocations=p.allocations)
-                            for p in pools)),
-        pools=pools,
+                        taints=taints, pools=pools),
         deployments=frozenset(a.deployment for p in pools or () for a in p.allocations),
         info=ClusterInfo(provider_config=_s(status, "providerConfigName") or name,
                          gateway=_strings(_m(status, "gateway"))),
@@ -160,31 +145,7 @@ def facts(s: struct_pb2.Struct) -> Facts:
     )
 
 
-class _Cache:
-    """Facts by a digest of the cluster's wire bytes, least recently used out first."""
-
-    def __init__(self, limit: int = CACHED_VERSIONS) -> None:
-        self._facts: OrderedDict[bytes, Facts] = OrderedDict()
-        self._limit = limit
-        self._lock = threading.Lock()
-
-    def get(self, s: struct_pb2.Struct) -> Facts:
-        # Equal bytes are equal content; a map serialised in another order only costs a miss.
-        digest = hashlib.blake2b(s.SerializeToString(), digest_size=16).digest()
-        with self._lock:
-            hit = self._facts.get(digest)
-            if hit is not None:
-                self._facts.move_to_end(digest)
-                return hit
-        read = facts(s)
-        with self._lock:
-            self._facts[digest] = read
-            while len(self._facts) > self._limit:
-                self._facts.popitem(last=False)
-        return read
-
-
-_CACHE = _Cache()
+_CACHE: DigestCache[Facts] = DigestCache(CACHED_VERSIONS)
 
 
 # --- one deployment's view -------------------------------------------------------
@@ -236,11 +197,11 @@ class Allocations(Sequence[Allocation]):
 
 
 def _view(f: Facts, own: str, live: Container[str]) -> Cluster:
-    if f.pools is None or own not in f.deployments:
-        return f.cluster   # nothing of ours to leave out or mark: the shared view (most clusters)
-    pools = tuple(Pool(name=p.name, class_name=p.class_name, nodes=p.nodes,
-                       allocations=Allocations(p.allocations, own, live)) for p in f.pools)
     c = f.cluster
+    if c.pools is None or own not in f.deployments:
+        return c   # nothing of ours to leave out or mark: the shared view (most clusters)
+    pools = tuple(Pool(name=p.name, class_name=p.class_name, nodes=p.nodes,
+                       allocations=Allocations(tuple(p.allocations), own, live)) for p in c.pools)
     return Cluster(name=c.name, labels=c.labels, ready=c.ready, not_ready_reason=c.not_ready_reason,
                    taints=c.taints, pools=pools)
 
@@ -274,7 +235,7 @@ def read_clusters(structs: Iterable[struct_pb2.Struct], own: str,
     this deployment's observed ModelReplicas."""
     read: dict[str, Facts] = {}
     for s in structs:
-        f = _CACHE.get(s)
+        f = _CACHE.get(s.SerializeToString(), lambda s=s: facts(s))
         if f.cluster.name:
             read[f.cluster.name] = f
     read = dict(sorted(read.items()))
@@ -298,7 +259,7 @@ class Terminating(Container[int]):
         if self._read_from is not None:
             found = set()
             for f in self._read_from:
-                for p in f.pools or ():
+                for p in f.cluster.pools or ():
                     for a in p.allocations:
                         if a.deployment == self._own and a.replica not in self._live:
                             # The admission key ends with the index: ".../{index:05d}".

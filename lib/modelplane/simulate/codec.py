@@ -18,13 +18,11 @@ Thread-safe: renders of one wave run in threads.
 """
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from google.protobuf import struct_pb2
 
+from modelplane.digestcache import DigestCache
 from modelplane.render.engine import Codec
 
 DECODED = 20_000
@@ -33,10 +31,8 @@ DECODED = 20_000
 class CachingCodec(Codec):
     def __init__(self, decoded: int = DECODED) -> None:
         self._encoded: dict[int, tuple[Any, bytes]] = {}
-        self._decoded: OrderedDict[bytes, dict] = OrderedDict()
-        self._limit = decoded
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
+        self._decoded: DigestCache[dict] = DigestCache(decoded)
+        self.hits = self.misses = 0    # encodes; decodes count in ``_decoded``
 
     def encode(self, obj: dict) -> struct_pb2.Struct:
         hit = self._encoded.get(id(obj))
@@ -55,17 +51,5 @@ class CachingCodec(Codec):
             del self._encoded[id(obj)]
 
     def decode(self, struct: struct_pb2.Struct) -> dict:
-        digest = hashlib.blake2b(struct.SerializeToString(deterministic=True), digest_size=16).digest()
-        with self._lock:
-            hit = self._decoded.get(digest)
-            if hit is not None:
-                self._decoded.move_to_end(digest)
-                self.hits += 1
-                return hit
-        out = super().decode(struct)
-        with self._lock:
-            self.misses += 1
-            self._decoded[digest] = out
-            if len(self._decoded) > self._limit:
-                self._decoded.popitem(last=False)
-        return out
+        plain = super().decode
+        return self._decoded.get(struct.SerializeToString(deterministic=True), lambda: plain(struct))
