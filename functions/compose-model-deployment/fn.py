@@ -48,8 +48,7 @@ def compose(c: Composition) -> None:
     now = c.now()
     own = observed.read(c.observed)
     live = own.live(dep.namespace)
-    structs = c.required_structs(inputs.CLUSTERS)
-    clusters, infos, terminating = inputs.read_clusters(structs, dep.key, live)
+    clusters, infos, terminating = inputs.read_clusters(c.required_wire(inputs.CLUSTERS) or [], dep.key, live)
     classes, warnings = inputs.read_classes(c.required(inputs.CLASSES))
     cache = inputs.read_cache(dep.cache, c.required(inputs.CACHE)) if dep.cache else None
     for w in warnings:

@@ -28,6 +28,7 @@ from google.protobuf import struct_pb2
 
 from modelplane import conditions
 from modelplane.errors import InputError
+from modelplane.received import Received
 
 # Metadata a function may carry from an observed resource into desired state;
 # everything else under metadata is set by the API server.
@@ -58,9 +59,26 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _from_value(v: struct_pb2.Value) -> Any:
+    kind = v.WhichOneof("kind")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "struct_value":
+        return {k: _from_value(x) for k, x in v.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_from_value(x) for x in v.list_value.values]
+    if kind == "number_value":
+        n = v.number_value
+        return int(n) if n.is_integer() and abs(n) < 2**53 else n
+    if kind == "bool_value":
+        return v.bool_value
+    return None
+
+
 def to_dict(struct: struct_pb2.Struct) -> dict:
-    """A Struct as plain Python data with integers restored."""
-    return plain(resource.struct_to_dict(struct))
+    """A Struct as plain Python data with integers restored (``plain`` of the SDK's
+    ``struct_to_dict``, read in one pass: every observed child of every call goes through here)."""
+    return {k: _from_value(v) for k, v in struct.fields.items()}
 
 
 def is_ready(obj: Mapping[str, Any] | None) -> bool:
@@ -94,8 +112,10 @@ def _struct_ready(obj: struct_pb2.Struct) -> bool:
 class Composition:
     """The state of one RunFunction call and the verbs a function needs."""
 
-    def __init__(self, req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, function: str):
-        self.req = req
+    def __init__(self, req: fnv1.RunFunctionRequest | Received, rsp: fnv1.RunFunctionResponse, function: str):
+        # A request from our server arrives with its required resources still as wire bytes.
+        self._received = req if isinstance(req, Received) else Received(req)
+        self.req = self._received.message
         self.rsp = rsp
         self.function = function
         self._xr: dict | None = None
@@ -212,12 +232,33 @@ class Composition:
         if namespace:
             sel.namespace = namespace
 
+    def fetched(self, name: str) -> bool:
+        """Whether the requirement was answered (possibly with nothing), without reading it."""
+        return (name in self._received.required or name in self.req.required_resources
+                or name in self.req.extra_resources)
+
     def required_structs(self, name: str) -> list[struct_pb2.Struct] | None:
         """Raw Structs of a requirement (for reading a few fields of many items)."""
+        try:
+            structs = self._received.structs(name)
+        except ValueError as err:
+            raise InputError("requirements", f"{err}; check the resources it selects") from None
+        if structs is not None:
+            return structs
         if name in self.req.required_resources:
             return [item.resource for item in self.req.required_resources[name].items]
         if name in self.req.extra_resources:
             return [item.resource for item in self.req.extra_resources[name].items]
+        return None
+
+    def required_wire(self, name: str) -> list[bytes] | None:
+        """Each item of a requirement as the wire bytes of its ``Resource`` message (to key a cache
+        by), None if not fetched; serialised here when the request did not arrive as bytes."""
+        if name in self._received.required:
+            return self._received.required[name]
+        for source in (self.req.required_resources, self.req.extra_resources):
+            if name in source:
+                return [item.SerializeToString() for item in source[name].items]
         return None
 
     def required(self, name: str) -> list[dict] | None:

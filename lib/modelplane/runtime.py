@@ -31,6 +31,7 @@ from grpc_reflection.v1alpha import reflection
 
 from modelplane.errors import InputError
 from modelplane.function import Composition, one_line
+from modelplane.received import Received, receive
 
 Compose = Callable[[Composition], None]
 
@@ -44,10 +45,12 @@ SHUTDOWN_GRACE_SECONDS = 5.0
 DRAIN_QUIET_SECONDS = 0.5
 
 
-def run_compose(function: str, compose: Compose, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+def run_compose(function: str, compose: Compose, req: fnv1.RunFunctionRequest | Received) -> fnv1.RunFunctionResponse:
     """Run one composition step synchronously (also used in-process by tests)."""
+    received = req if isinstance(req, Received) else Received(req)
+    req = received.message
     rsp = response.to(req)
-    c = Composition(req, rsp, function)
+    c = Composition(received, rsp, function)
     try:
         c.keep_observed()
         compose(c)
@@ -77,14 +80,15 @@ class Undecodable:
         self.error = error
 
 
-def decode_request(data: bytes) -> fnv1.RunFunctionRequest | Undecodable:
-    """Decode a request, turning a decode failure into a value we can answer.
+def decode_request(data: bytes) -> Received | Undecodable:
+    """Decode a request, its required resources left as wire bytes until read (``received``),
+    turning a decode failure into a value we can answer.
 
     gRPC would otherwise answer UNKNOWN with protobuf's internal message; a
     FATAL result tells the user what to change instead.
     """
     try:
-        return fnv1.RunFunctionRequest.FromString(data)
+        return receive(data)
     except DecodeError as err:
         return Undecodable(str(err))
 
@@ -111,7 +115,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self.in_flight = 0  # touched only on the event loop's thread
 
     async def RunFunction(
-        self, req: fnv1.RunFunctionRequest | Undecodable, context: grpc.aio.ServicerContext | None = None
+        self, req: fnv1.RunFunctionRequest | Received | Undecodable, context: grpc.aio.ServicerContext | None = None
     ) -> fnv1.RunFunctionResponse:
         if isinstance(req, Undecodable):
             return undecodable_response(req)

@@ -6,7 +6,8 @@ deployment's selector matches (1,000 clusters x pools x allocations is a
 previous call. So each cluster is read once per *version*: what the
 scheduler needs of it (``Facts``: name, labels, readiness, taints, pools and
 their allocations, what a ModelReplica needs, when it last changed) is kept
-by a digest of its wire bytes, which serialising in C gives cheaply, and a
+by a digest of its wire bytes, as the request brought them
+(``modelplane.received``: a cached version is never decoded at all), and a
 call only turns the facts into this deployment's view (its own observed
 replicas are left out of the allocations, its terminating ones marked).
 The cache is bounded and shared by the server's worker threads; two calls
@@ -24,9 +25,12 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
+from google.protobuf.message import DecodeError
 
 from modelplane.digestcache import DigestCache
+from modelplane.errors import InputError
 from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 
 # Versions of clusters kept: a 5,000-cluster fleet, with room for the versions a busy fleet writes.
@@ -228,14 +232,24 @@ class ClusterInfos(Mapping[str, ClusterInfo]):
         return f.since if f is not None else ""
 
 
-def read_clusters(structs: Iterable[struct_pb2.Struct], own: str,
+def _decode(item: bytes) -> struct_pb2.Struct:
+    try:
+        return fnv1.Resource.FromString(item).resource
+    except DecodeError as err:
+        raise InputError("spec.clusterSelector", f"a selected InferenceCluster could not be decoded ({err}); "
+                         "fix or exclude that cluster") from None
+
+
+def read_clusters(items: Iterable[bytes], own: str,
                   live: Container[str] = frozenset()) -> tuple[tuple[Cluster, ...], ClusterInfos, Terminating]:
     """The clusters sorted by name, what replicas need of each, and this
-    deployment's terminating indexes. ``live`` holds ``namespace/name`` of
-    this deployment's observed ModelReplicas."""
+    deployment's terminating indexes. ``items`` are the wire bytes of each
+    required InferenceCluster (a ``Resource`` message: ``Composition.required_wire``),
+    decoded only when this version is not cached. ``live`` holds
+    ``namespace/name`` of this deployment's observed ModelReplicas."""
     read: dict[str, Facts] = {}
-    for s in structs:
-        f = _CACHE.get(s.SerializeToString(), lambda s=s: facts(s))
+    for item in items:
+        f = _CACHE.get(item, lambda item=item: facts(_decode(item)))
         if f.cluster.name:
             read[f.cluster.name] = f
     read = dict(sorted(read.items()))

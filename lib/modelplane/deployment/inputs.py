@@ -55,11 +55,11 @@ def require(c: Composition, md: ModelDeployment) -> None:
 def not_fetched(c: Composition, md: ModelDeployment) -> list[str]:
     """Human names of the inputs Crossplane has not fetched yet."""
     out = []
-    if c.required_structs(CLUSTERS) is None:
+    if not c.fetched(CLUSTERS):
         out.append("InferenceClusters")
-    if c.required_structs(CLASSES) is None:
+    if not c.fetched(CLASSES):
         out.append("InferenceClasses")
-    if md.spec.modelCacheRef is not None and c.required_structs(CACHE) is None:
+    if md.spec.modelCacheRef is not None and not c.fetched(CACHE):
         out.append(f"ModelCache {md.spec.modelCacheRef.name}")
     return out
 

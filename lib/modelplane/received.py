@@ -1,0 +1,123 @@
+"""A RunFunctionRequest as it arrives: required resources kept as wire bytes until read.
+
+compose-model-deployment gets every InferenceCluster on every call, 1,000
+clusters being a ~3 MB request, and almost all of them are unchanged since
+its previous call. Decoding them into Structs (about half of such a call's
+CPU) only to find them in a cache keyed by their bytes is wasted work. So
+the server's request decoder walks the top level of the wire format itself:
+every ``required_resources`` entry is set aside as the wire bytes of its
+items (one ``Resource`` message each), and the rest of the request, which is
+small, is decoded as usual. A function reads an item either as bytes (and
+keys a cache by them) or as a Struct, decoded on first read.
+
+Protobuf semantics are kept: a map entry seen twice keeps the last one; an
+entry's value seen twice merges (its items append). Anything the walk does
+not expect (a group, a truncated field) falls back to decoding the whole
+request, which then reports the error the way protobuf does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
+from google.protobuf.message import DecodeError
+
+REQUIRED_RESOURCES = fnv1.RunFunctionRequest.DESCRIPTOR.fields_by_name["required_resources"].number
+_VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
+
+
+class _Malformed(Exception):
+    """The walk met something it does not handle; decode the whole request instead."""
+
+
+@dataclass
+class Received:
+    """The request without its required resources, and those as wire bytes."""
+
+    message: fnv1.RunFunctionRequest
+    # requirement name -> the wire bytes of each item (a ``Resource`` message), in order
+    required: dict[str, list[bytes]] = field(default_factory=dict)
+    _decoded: dict[str, list[struct_pb2.Struct]] = field(default_factory=dict, repr=False)
+
+    def structs(self, name: str) -> list[struct_pb2.Struct] | None:
+        """The requirement's resources as Structs (decoded once), None if it was not sent."""
+        if name not in self.required:
+            return None
+        if name not in self._decoded:
+            try:
+                self._decoded[name] = [fnv1.Resource.FromString(item).resource for item in self.required[name]]
+            except DecodeError as err:
+                raise ValueError(f"required resource {name!r} could not be decoded: {err}") from None
+        return self._decoded[name]
+
+
+def _varint(buf: memoryview, i: int, end: int) -> tuple[int, int]:
+    result = shift = 0
+    while i < end:
+        b = buf[i]
+        i += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, i
+        shift += 7
+        if shift > 63:
+            break
+    raise _Malformed
+
+
+def _fields(buf: memoryview, start: int, end: int):
+    """(field number, wire type, where the field starts, where its value starts, where it ends)."""
+    i = start
+    while i < end:
+        begin = i
+        tag, i = _varint(buf, i, end)
+        number, wire = tag >> 3, tag & 7
+        if wire == _VARINT:
+            _, stop = _varint(buf, i, end)
+        elif wire == _LENGTH:
+            length, i = _varint(buf, i, end)
+            stop = i + length
+        elif wire == _FIXED64:
+            stop = i + 8
+        elif wire == _FIXED32:
+            stop = i + 4
+        else:
+            raise _Malformed
+        if stop > end or number == 0:
+            raise _Malformed
+        yield number, wire, begin, i, stop
+        i = stop
+
+
+def _entry(buf: memoryview, start: int, end: int) -> tuple[str, list[bytes]]:
+    """One ``map<string, Resources>`` entry: its key and the wire bytes of its value's items."""
+    key, items = "", []
+    for number, wire, _, value, stop in _fields(buf, start, end):
+        if number == 1 and wire == _LENGTH:
+            try:
+                key = bytes(buf[value:stop]).decode("utf-8")
+            except UnicodeDecodeError:
+                raise _Malformed from None
+        elif number == 2 and wire == _LENGTH:
+            # Resources: field 1 is the repeated item; anything else it might carry is not ours to read.
+            items.extend(bytes(buf[v:s]) for n, w, _, v, s in _fields(buf, value, stop) if n == 1 and w == _LENGTH)
+    return key, items
+
+
+def receive(data: bytes) -> Received:
+    """Split a request's wire bytes; raises protobuf's DecodeError when it does not decode."""
+    buf = memoryview(data)
+    rest: list[memoryview] = []
+    required: dict[str, list[bytes]] = {}
+    try:
+        for number, wire, begin, value, stop in _fields(buf, 0, len(buf)):
+            if number == REQUIRED_RESOURCES and wire == _LENGTH:
+                key, items = _entry(buf, value, stop)
+                required[key] = items
+            else:
+                rest.append(buf[begin:stop])
+    except _Malformed:
+        return Received(fnv1.RunFunctionRequest.FromString(data))
+    message = fnv1.RunFunctionRequest.FromString(b"".join(rest))
+    return Received(message, required)

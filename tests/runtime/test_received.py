@@ -1,0 +1,109 @@
+"""modelplane.received: the server's own split of a request's wire bytes matches protobuf's decoding."""
+from __future__ import annotations
+
+import pytest
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf.message import DecodeError
+
+from modelplane.function import Composition
+from modelplane.received import REQUIRED_RESOURCES, Received, receive
+from modelplane.runtime import Undecodable, decode_request
+
+
+def _cluster(name: str, gpus: int) -> dict:
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": name},
+            "status": {"pools": [{"name": "h100", "nodes": 2, "allocations": [{"replica": "r", "count": gpus}]}]}}
+
+
+def _request() -> fnv1.RunFunctionRequest:
+    req = fnv1.RunFunctionRequest()
+    req.observed.composite.resource.update({"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"}})
+    for name in ("c1", "c2", "c3"):
+        req.required_resources["clusters"].items.add().resource.update(_cluster(name, len(name)))
+    req.required_resources["empty"].SetInParent()
+    req.required_resources["classes"].items.add(ready=fnv1.READY_TRUE).resource.update({"kind": "InferenceClass"})
+    req.context.update({"modelplane.ai/now": "2026-01-01T00:00:00Z"})
+    req.extra_resources["legacy"].items.add().resource.update({"kind": "Old"})
+    return req
+
+
+def _decoded(received: Received) -> fnv1.RunFunctionRequest:
+    """The request the split stands for: its message with the required items put back."""
+    out = fnv1.RunFunctionRequest()
+    out.CopyFrom(received.message)
+    for name, items in received.required.items():
+        out.required_resources[name].SetInParent()
+        for item in items:
+            out.required_resources[name].items.append(fnv1.Resource.FromString(item))
+    return out
+
+
+def test_split_request_is_the_request():
+    req = _request()
+    received = receive(req.SerializeToString())
+    assert not received.message.required_resources          # set aside, not decoded
+    assert sorted(received.required) == ["classes", "clusters", "empty"]
+    assert received.required["empty"] == []                   # answered with nothing: still answered
+    assert _decoded(received) == req
+    assert received.message.extra_resources["legacy"].items[0].resource["kind"] == "Old"
+
+
+def test_structs_decode_on_first_read_and_keep_order():
+    received = receive(_request().SerializeToString())
+    structs = received.structs("clusters")
+    assert [resource.struct_to_dict(s)["metadata"]["name"] for s in structs] == ["c1", "c2", "c3"]
+    assert received.structs("clusters") is structs
+    assert received.structs("absent") is None
+
+
+def test_a_map_entry_sent_twice_keeps_the_last_and_a_split_value_merges():
+    first = fnv1.RunFunctionRequest()
+    first.required_resources["clusters"].items.add().resource.update({"n": 1})
+    second = fnv1.RunFunctionRequest()
+    second.required_resources["clusters"].items.add().resource.update({"n": 2})
+    wire = first.SerializeToString() + second.SerializeToString()
+    assert _decoded(receive(wire)) == fnv1.RunFunctionRequest.FromString(wire)
+
+    # One entry whose value field arrives in two pieces: protobuf merges them (the items append).
+    a, b = fnv1.Resources(), fnv1.Resources()
+    a.items.add().resource.update({"n": 1})
+    b.items.add().resource.update({"n": 2})
+    key = b"\x0a\x08clusters"
+    value = b"\x12" + bytes([len(a.SerializeToString())]) + a.SerializeToString()
+    value += b"\x12" + bytes([len(b.SerializeToString())]) + b.SerializeToString()
+    entry = key + value
+    wire = bytes([REQUIRED_RESOURCES << 3 | 2, len(entry)]) + entry
+    received = receive(wire)
+    assert [resource.struct_to_dict(s)["n"] for s in received.structs("clusters")] == [1, 2]
+    assert _decoded(received) == fnv1.RunFunctionRequest.FromString(wire)
+
+
+def test_truncated_bytes_fail_as_protobuf_does():
+    wire = _request().SerializeToString()
+    with pytest.raises(DecodeError):
+        receive(wire[:-3])
+    assert isinstance(decode_request(wire[:-3]), Undecodable)
+
+
+def test_composition_reads_wire_and_structs_alike():
+    req = _request()
+    for source in (req, receive(req.SerializeToString())):
+        c = Composition(source, fnv1.RunFunctionResponse(), "test")
+        assert c.fetched("clusters") and c.fetched("empty") and c.fetched("legacy") and not c.fetched("absent")
+        assert c.required("empty") == []
+        assert c.required_wire("absent") is None
+        wire = c.required_wire("clusters")
+        assert [fnv1.Resource.FromString(w) for w in wire] == list(req.required_resources["clusters"].items)
+        assert [d["metadata"]["name"] for d in c.required("clusters")] == ["c1", "c2", "c3"]
+        assert c.required("classes") == [{"kind": "InferenceClass"}]
+
+
+def test_an_item_that_does_not_decode_is_an_input_error():
+    from modelplane.errors import InputError
+
+    received = Received(fnv1.RunFunctionRequest(), {"clusters": [b"\x0a\xff"]})
+    c = Composition(received, fnv1.RunFunctionResponse(), "test")
+    assert c.fetched("clusters")
+    with pytest.raises(InputError, match="requirements"):
+        c.required("clusters")
