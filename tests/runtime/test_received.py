@@ -5,7 +5,6 @@ import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
-
 from modelplane.function import Composition
 from modelplane.received import REQUIRED_RESOURCES, Received, receive
 from modelplane.runtime import Undecodable, decode_request
