@@ -26,7 +26,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
-from modelplane import conditions
+from modelplane import conditions, structs
 from modelplane.errors import InputError
 from modelplane.received import Received
 
@@ -59,26 +59,10 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _from_value(v: struct_pb2.Value) -> Any:
-    kind = v.WhichOneof("kind")
-    if kind == "string_value":
-        return v.string_value
-    if kind == "struct_value":
-        return {k: _from_value(x) for k, x in v.struct_value.fields.items()}
-    if kind == "list_value":
-        return [_from_value(x) for x in v.list_value.values]
-    if kind == "number_value":
-        n = v.number_value
-        return int(n) if n.is_integer() and abs(n) < 2**53 else n
-    if kind == "bool_value":
-        return v.bool_value
-    return None
-
-
 def to_dict(struct: struct_pb2.Struct) -> dict:
-    """A Struct as plain Python data with integers restored (``plain`` of the SDK's
-    ``struct_to_dict``, read in one pass: every observed child of every call goes through here)."""
-    return {k: _from_value(v) for k, v in struct.fields.items()}
+    """A Struct as plain Python data with integers restored: ``plain`` of the SDK's
+    ``struct_to_dict``, read in one pass (every observed child of every call goes through here)."""
+    return structs.to_plain(struct, -(2**53) + 1, 2**53)
 
 
 def is_ready(obj: Mapping[str, Any] | None) -> bool:

@@ -24,14 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
-from modelplane.render import finish
+from modelplane import structs
+from modelplane.render import finish, yaml11
 from modelplane.render.errors import RenderError
 from modelplane.render.fetch import Fetcher, as_struct, selector_from_manifest
-from modelplane.render.reader import jsonify
 from modelplane.render.runners import FunctionPool
 from modelplane.render.schemas import SchemaFetcher
 from modelplane.render.wire import EXTRA_RESOURCES, REQUIRED_RESOURCES, WireRequest, map_entry
@@ -96,7 +95,8 @@ class RenderOutput:
 
 
 def _data(struct: struct_pb2.Struct) -> dict:
-    return jsonify(resource.struct_to_dict(struct))
+    """``jsonify(struct_to_dict(struct))``, in one pass (``modelplane.structs``)."""
+    return structs.to_plain(struct, yaml11.INT64_MIN, yaml11.INT64_MAX + 1)
 
 
 def _name(obj: dict) -> str:
