@@ -175,3 +175,35 @@ def test_status_blind_readers_render_the_same_whatever_the_status_of_what_they_r
     finally:
         world.listeners.remove(sim._on_change)
         sim.close()
+
+
+def test_no_render_depends_on_its_own_xrs_status(fleet, pool):
+    """simulate does not wake an XR for the status its own render wrote; that is sound only while
+    no function's answer depends on its XR's status. Render every XR of the fixed-point fleet,
+    then again with another status, and with none."""
+    from modelplane.render import render
+    from modelplane.simulate.loop import Simulator
+
+    world, _ = fleet
+    sim = Simulator(world, pool)
+    other = {"conditions": [{"type": "Ready", "status": "False", "reason": "Changed", "message": "another status",
+                             "lastTransitionTime": "2030-01-01T00:00:00Z"}], "ready": False, "pools": []}
+    try:
+        keys = sorted(world.xrs)
+        assert {k[0] for k in keys} >= {"InferenceCluster", "ModelDeployment", "ModelReplica", "ModelEndpoint",
+                                        "ModelService", "InferenceGateway", "InferenceClass", "ModelCache"}
+        for key in keys:
+            state = world.xrs[key]
+            before = render(sim._inputs(key)[0], pool)
+            live = state.obj
+            for status in (other, None):
+                state.obj = {**_without_status(live), **({"status": status} if status else {})}
+                try:
+                    after = render(sim._inputs(key)[0], pool)
+                finally:
+                    state.obj = live
+                assert after.composed == before.composed, key
+                assert after.xr.get("status") == before.xr.get("status"), key
+    finally:
+        world.listeners.remove(sim._on_change)
+        sim.close()

@@ -15,7 +15,11 @@ results as the API server and the controllers would:
   status.
 
 An XR is dirty when something its render read has changed since its last
-render: its own spec, metadata or status; an observed composed resource or
+render: its own spec or metadata, or a status it did not write itself (no
+Modelplane function's answer depends on its XR's own status: a function
+reads it only to keep it while its inputs are not fetched yet, a call whose
+answer the requirements loop replaces; ``tests/simulate/test_own_status.py``
+renders every XR of the example fleet both ways); an observed composed resource or
 composed XR; a required resource its selectors return (``store.Watches``);
 or the TTL its functions asked for has passed on the simulated clock. The
 fixed point is a round that leaves nothing dirty. XRs of one kind never read
@@ -173,6 +177,8 @@ class Simulator:
         self.watches = Watches()
         # Dirty XRs, oldest first (a dict keeps the order keys were marked in).
         self.dirty: dict[Key, None] = dict.fromkeys(world.ordered())
+        # The XR whose own render's status is being written: that write does not make it dirty.
+        self._own_render: Key | None = None
         self.down: set[str] = set()                           # clusters marked not ready
         self.due: dict[Key, int] = {}                         # XR -> clock second its TTL passes
         self.renders = 0
@@ -203,7 +209,8 @@ class Simulator:
             self.store.remove(key, before or {})
         else:
             self.store.put(key, after)
-        self.mark(key)
+        if not (key == self._own_render and _status_only(before, after)):
+            self.mark(key)
         self.mark(parent)
         blind = STATUS_BLIND.get(key[0], frozenset()) if _status_only(before, after) else frozenset()
         for reader_key in self.watches.readers(before, after, blind=blind):
@@ -329,7 +336,11 @@ class Simulator:
         state.fatal = None
         old_status = state.obj.get("status") or {}
         status = health.restamp(_stamped(result.xr.get("status") or {}, self.world.now()), old_status)
-        self.world.set_status(key, status)
+        self._own_render = key
+        try:
+            self.world.set_status(key, status)
+        finally:
+            self._own_render = None
         if result.ttl:
             self.due[key] = self.world.clock + max(1, math.ceil(result.ttl))
         else:
