@@ -207,3 +207,48 @@ def test_no_render_depends_on_its_own_xrs_status(fleet, pool):
     finally:
         world.listeners.remove(sim._on_change)
         sim.close()
+
+
+def test_a_placed_deployment_renders_the_same_whatever_the_clusters_it_is_not_on_report(fleet, pool):
+    """simulate does not wake a fully placed ModelDeployment for status changes of clusters that
+    hold none of its replicas (loop._concerns). Render each such deployment of the fixed-point
+    fleet, then again with each of those clusters down, full, or emptied."""
+    from modelplane.render import render
+    from modelplane.simulate.loop import Simulator, _concerns
+
+    world, _ = fleet
+    sim = Simulator(world, pool)
+
+    def variants(obj: dict) -> list[dict]:
+        status = obj.get("status") or {}
+        down = {**status, "conditions": [{"type": "Ready", "status": "False", "reason": "Unavailable",
+                                          "lastTransitionTime": "2030-01-01T00:00:00Z"}]}
+        full = {**status, "pools": [{**p, "allocations": [*p.get("allocations", []), {
+            "replica": "other/filler", "deployment": "other/filler", "order": "2020-01-01T00:00:00Z/other/filler",
+            "pods": [{"count": 64, "devices": {"gpu": 8}, "gang": False}]}]} for p in status.get("pools") or []]}
+        empty = {**status, "pools": [{**p, "allocations": []} for p in status.get("pools") or []]}
+        return [{**obj, "status": s} for s in (down, full, empty)]
+
+    try:
+        checked = 0
+        clusters = sorted(k for k in world.xrs if k[0] == "InferenceCluster")
+        for md in sorted(k for k in world.xrs if k[0] == "ModelDeployment"):
+            obj = world.xrs[md].obj
+            before = render(sim._inputs(md)[0], pool)
+            for ck in clusters:
+                cluster = world.xrs[ck].obj
+                if _concerns(obj, ck[2], cluster):
+                    continue
+                for changed in variants(cluster):
+                    assert not _concerns(obj, ck[2], cluster, changed)
+                    sim.store.put(ck, changed)
+                    try:
+                        after = render(sim._inputs(md)[0], pool)
+                    finally:
+                        sim.store.put(ck, cluster)
+                    assert (after.xr, after.composed) == (before.xr, before.composed), (md, ck)
+                    checked += 1
+        assert checked >= 6
+    finally:
+        world.listeners.remove(sim._on_change)
+        sim.close()

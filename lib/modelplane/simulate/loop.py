@@ -66,6 +66,7 @@ REMOTE_APIS = ("kubernetes.m.crossplane.io/", "helm.m.crossplane.io/")
 CLUSTER_KIND = "InferenceCluster"
 CLASS_KIND = "InferenceClass"
 REPLICA_KIND = "ModelReplica"
+DEPLOYMENT_KIND = "ModelDeployment"
 BATCH = {"ModelDeployment": 10}
 # kind -> kinds of the XRs that require it but never read its status: a change to its status alone
 # does not wake them. compose-inference-cluster publishes allocations from the ModelReplicas'
@@ -212,8 +213,13 @@ class Simulator:
         if not (key == self._own_render and _status_only(before, after)):
             self.mark(key)
         self.mark(parent)
-        blind = STATUS_BLIND.get(key[0], frozenset()) if _status_only(before, after) else frozenset()
+        status_only = _status_only(before, after)
+        blind = STATUS_BLIND.get(key[0], frozenset()) if status_only else frozenset()
         for reader_key in self.watches.readers(before, after, blind=blind):
+            if status_only and key[0] == CLUSTER_KIND and reader_key[0] == DEPLOYMENT_KIND:
+                state = self.world.xrs.get(reader_key)
+                if state is not None and not _concerns(state.obj, key[2], before, after):
+                    continue
             self.mark(reader_key)
         if after is None:
             view = self._views.pop(key, None)
@@ -615,6 +621,31 @@ def _status_only(before: dict | None, after: dict | None) -> bool:
     if before is None or after is None or before.keys() != after.keys():
         return False
     return all(before[k] is after[k] or before[k] == after[k] for k in before if k != "status")
+
+
+def _concerns(deployment: dict, cluster: str, *states: dict | None) -> bool:
+    """Whether a change to the status of InferenceCluster ``cluster`` (its ``states`` before and after)
+    can change what ModelDeployment ``deployment`` answers.
+
+    A deployment reads every cluster, but once all its replicas are placed and its rollout is done,
+    the scheduler only looks again at the clusters it is on: a placement stays while it fits behind
+    the replicas admitted before it (on those pools), and failover watches the clusters its replicas
+    are on. So such a deployment is not woken by the other clusters (as STATUS_BLIND; the fleet test
+    renders it both ways). Anything else (a replica unplaced, a rollout or a drain in progress, a
+    deployment not rendered yet) is woken by every cluster."""
+    status = deployment.get("status") or {}
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    scheduled, progressing = conds.get("Scheduled") or {}, conds.get("Progressing") or {}
+    if (scheduled.get("status") != "True" or progressing.get("reason") != "NewRevisionAvailable"
+            or status.get("removals")):
+        return True
+    if any(p.get("cluster") == cluster for p in status.get("placements") or []):
+        return True
+    meta = deployment.get("metadata") or {}
+    own = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    return any(a.get("deployment") == own
+               for obj in states for pool in ((obj or {}).get("status") or {}).get("pools") or []
+               for a in pool.get("allocations") or [])
 
 
 def _without_status(obj: dict) -> dict:
