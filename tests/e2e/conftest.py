@@ -29,10 +29,6 @@ TOOLS = ("crossplane", "crossplane-core", "provider-kubernetes", "provider-helm"
          "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "lws")
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "e2e_crossplane: real Crossplane on the lab (make e2e-crossplane)")
-
-
 @dataclass
 class E2E:
     state: Path
