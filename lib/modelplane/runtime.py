@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import signal
 import traceback
 from collections.abc import Callable
@@ -43,6 +44,9 @@ DEFAULT_ADDRESS = "0.0.0.0:9443"
 # seconds lets a rolling update finish every call already accepted.
 SHUTDOWN_GRACE_SECONDS = 5.0
 DRAIN_QUIET_SECONDS = 0.5
+# Set by a process that starts a function server for itself (modelplane.render.runners).
+PARENT_PID_ENV = "MODELPLANE_PARENT_PID"
+ORPHAN_CHECK_SECONDS = 1.0
 
 
 def run_compose(function: str, compose: Compose, req: fnv1.RunFunctionRequest | Received) -> fnv1.RunFunctionResponse:
@@ -153,6 +157,21 @@ def _handlers(runner: FunctionRunner) -> list[grpc.GenericRpcHandler]:
     return [v1, v1beta1]
 
 
+async def _stop_when_orphaned(stopping: asyncio.Event) -> None:
+    """Stop once the process named by PARENT_PID_ENV is no longer our parent.
+
+    ``modelplane render`` and ``simulate`` start their function servers with it set: a parent
+    killed outright (SIGKILL, or SIGTERM before its clean-up runs) must not leave servers behind.
+    A server started any other way has no such parent and runs until it is told to stop."""
+    try:
+        parent = int(os.environ.get(PARENT_PID_ENV, ""))
+    except ValueError:
+        return
+    while os.getppid() == parent:
+        await asyncio.sleep(ORPHAN_CHECK_SECONDS)
+    stopping.set()
+
+
 async def _serve(runner: FunctionRunner, address: str, creds, insecure: bool, options, grace: float) -> None:
     server = grpc.aio.server(options=options)
     server.add_generic_rpc_handlers(_handlers(runner))
@@ -166,7 +185,9 @@ async def _serve(runner: FunctionRunner, address: str, creds, insecure: bool, op
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
+    watcher = asyncio.ensure_future(_stop_when_orphaned(stopping))
     await stopping.wait()
+    watcher.cancel()
     # Drain before stopping: gRPC's own grace period does not wait for calls
     # that were accepted but whose handlers had not started, and cancels them.
     # A client can also hold calls back (HTTP/2 stream limits) until earlier

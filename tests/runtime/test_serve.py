@@ -102,3 +102,46 @@ def test_a_request_nested_deeper_than_protobuf_decodes_gets_a_fatal_naming_the_f
         rsp = support.call(address, support.request(xr))
         assert support.fatal(rsp).startswith("spec: the resource nests deeper than protobuf decodes")
         assert _summary(support.call(address, support.request(CLASS))).startswith("1x gpu")  # still serving
+
+
+def test_a_server_started_for_a_process_stops_when_that_process_dies_without_stopping_it(tmp_path):
+    """render/simulate start servers for themselves; killed outright (no clean-up runs), they must not
+    leave servers behind. The parent here starts one through FunctionPool, then exits at once."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    parent = (
+        "import os, sys, time\n"
+        "from modelplane.render import FunctionPool\n"
+        "pool = FunctionPool()\n"
+        "pool.start([{'apiVersion': 'pkg.crossplane.io/v1', 'kind': 'Function',"
+        " 'metadata': {'name': 'modelplane-compose-inference-class'}}], time.monotonic() + 60)\n"
+        "print(next(iter(pool._processes.values()))[0].proc.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=90, check=True)
+    pid = int(out.stdout.strip())
+
+    def alive() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        # Reparented to this test's process? (a subreaper) then reap it; else it is someone else's zombie.
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            return done == 0
+        except ChildProcessError:
+            with open(f"/proc/{pid}/stat") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+    deadline = time.monotonic() + 20
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    try:
+        assert not alive(), "the function server outlived the process that started it"
+    finally:
+        if alive():
+            os.kill(pid, 9)

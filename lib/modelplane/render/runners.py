@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import signal
 import socket
 import subprocess
@@ -145,7 +146,10 @@ class _Process:
 
     def __init__(self, argv: list[str]):
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # The server stops by itself if this process dies without stopping it (runtime.PARENT_PID_ENV).
+        env = {**os.environ, "MODELPLANE_PARENT_PID": str(os.getpid())}
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env=env)
         self.listening = False
 
     def output(self) -> str:
