@@ -224,11 +224,11 @@ class Composition:
     def required_structs(self, name: str) -> list[struct_pb2.Struct] | None:
         """Raw Structs of a requirement (for reading a few fields of many items)."""
         try:
-            structs = self._received.structs(name)
+            decoded = self._received.structs(name)
         except ValueError as err:
             raise InputError("requirements", f"{err}; check the resources it selects") from None
-        if structs is not None:
-            return structs
+        if decoded is not None:
+            return decoded
         if name in self.req.required_resources:
             return [item.resource for item in self.req.required_resources[name].items]
         if name in self.req.extra_resources:
