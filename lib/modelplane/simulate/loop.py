@@ -18,8 +18,8 @@ An XR is dirty when something its render read has changed since its last
 render: its own spec or metadata, or a status it did not write itself (no
 Modelplane function's answer depends on its XR's own status: a function
 reads it only to keep it while its inputs are not fetched yet, a call whose
-answer the requirements loop replaces; ``tests/simulate/test_own_status.py``
-renders every XR of the example fleet both ways); an observed composed resource or
+answer the requirements loop replaces; ``tests/simulate/test_fleet.py`` renders
+every XR of the example fleet with other statuses); an observed composed resource or
 composed XR; a required resource its selectors return (``store.Watches``);
 or the TTL its functions asked for has passed on the simulated clock. The
 fixed point is a round that leaves nothing dirty. XRs of one kind never read
@@ -210,10 +210,10 @@ class Simulator:
             self.store.remove(key, before or {})
         else:
             self.store.put(key, after)
-        if not (key == self._own_render and _status_only(before, after)):
+        status_only = _status_only(before, after)
+        if not (status_only and key == self._own_render):
             self.mark(key)
         self.mark(parent)
-        status_only = _status_only(before, after)
         blind = STATUS_BLIND.get(key[0], frozenset()) if status_only else frozenset()
         for reader_key in self.watches.readers(before, after, blind=blind):
             if status_only and key[0] == CLUSTER_KIND and reader_key[0] == DEPLOYMENT_KIND:
