@@ -23,8 +23,12 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
 
-REQUIRED_RESOURCES = fnv1.RunFunctionRequest.DESCRIPTOR.fields_by_name["required_resources"].number
-_VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
+# The wire format's facts, shared with the encoding side (modelplane.render.wire).
+_FIELDS = fnv1.RunFunctionRequest.DESCRIPTOR.fields_by_name
+REQUIRED_RESOURCES = _FIELDS["required_resources"].number
+EXTRA_RESOURCES = _FIELDS["extra_resources"].number
+_VARINT, _FIXED64, _FIXED32 = 0, 1, 5
+LENGTH_DELIMITED = 2
 
 
 class _Malformed(Exception):
@@ -46,10 +50,18 @@ class Received:
             return None
         if name not in self._decoded:
             try:
-                self._decoded[name] = [fnv1.Resource.FromString(item).resource for item in self.required[name]]
-            except DecodeError as err:
-                raise ValueError(f"required resource {name!r} could not be decoded: {err}") from None
+                self._decoded[name] = [decode_item(item) for item in self.required[name]]
+            except ValueError as err:
+                raise ValueError(f"required resource {name!r} {err}") from None
         return self._decoded[name]
+
+
+def decode_item(item: bytes) -> struct_pb2.Struct:
+    """One required item's resource; ValueError saying why when its bytes do not decode."""
+    try:
+        return fnv1.Resource.FromString(item).resource
+    except DecodeError as err:
+        raise ValueError(f"could not be decoded: {err}") from None
 
 
 def _varint(buf: memoryview, i: int, end: int) -> tuple[int, int]:
@@ -75,7 +87,7 @@ def _fields(buf: memoryview, start: int, end: int):
         number, wire = tag >> 3, tag & 7
         if wire == _VARINT:
             _, stop = _varint(buf, i, end)
-        elif wire == _LENGTH:
+        elif wire == LENGTH_DELIMITED:
             length, i = _varint(buf, i, end)
             stop = i + length
         elif wire == _FIXED64:
@@ -94,14 +106,15 @@ def _entry(buf: memoryview, start: int, end: int) -> tuple[str, list[bytes]]:
     """One ``map<string, Resources>`` entry: its key and the wire bytes of its value's items."""
     key, items = "", []
     for number, wire, _, value, stop in _fields(buf, start, end):
-        if number == 1 and wire == _LENGTH:
+        if number == 1 and wire == LENGTH_DELIMITED:
             try:
                 key = bytes(buf[value:stop]).decode("utf-8")
             except UnicodeDecodeError:
                 raise _Malformed from None
-        elif number == 2 and wire == _LENGTH:
+        elif number == 2 and wire == LENGTH_DELIMITED:
             # Resources: field 1 is the repeated item; anything else it might carry is not ours to read.
-            items.extend(bytes(buf[v:s]) for n, w, _, v, s in _fields(buf, value, stop) if n == 1 and w == _LENGTH)
+            items.extend(bytes(buf[v:s]) for n, w, _, v, s in _fields(buf, value, stop)
+                         if n == 1 and w == LENGTH_DELIMITED)
     return key, items
 
 
@@ -112,7 +125,7 @@ def receive(data: bytes) -> Received:
     required: dict[str, list[bytes]] = {}
     try:
         for number, wire, begin, value, stop in _fields(buf, 0, len(buf)):
-            if number == REQUIRED_RESOURCES and wire == _LENGTH:
+            if number == REQUIRED_RESOURCES and wire == LENGTH_DELIMITED:
                 key, items = _entry(buf, value, stop)
                 required[key] = items
             else:

@@ -5,7 +5,6 @@ import json
 
 from crossplane.function import resource
 from google.protobuf import struct_pb2
-
 from modelplane.function import plain, to_dict
 from modelplane.render.engine import _data
 from modelplane.render.reader import jsonify

@@ -25,12 +25,11 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
-from google.protobuf.message import DecodeError
 
 from modelplane.digestcache import DigestCache
 from modelplane.errors import InputError
+from modelplane.received import decode_item
 from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 
 # Versions of clusters kept: a 5,000-cluster fleet, with room for the versions a busy fleet writes.
@@ -234,9 +233,9 @@ class ClusterInfos(Mapping[str, ClusterInfo]):
 
 def _decode(item: bytes) -> struct_pb2.Struct:
     try:
-        return fnv1.Resource.FromString(item).resource
-    except DecodeError as err:
-        raise InputError("spec.clusterSelector", f"a selected InferenceCluster could not be decoded ({err}); "
+        return decode_item(item)
+    except ValueError as err:
+        raise InputError("spec.clusterSelector", f"a selected InferenceCluster {err}; "
                          "fix or exclude that cluster") from None
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-LENGTH_DELIMITED = 2
-_FIELDS = fnv1.RunFunctionRequest.DESCRIPTOR.fields_by_name
-EXTRA_RESOURCES = _FIELDS["extra_resources"].number
-REQUIRED_RESOURCES = _FIELDS["required_resources"].number
+# The decoding side (modelplane.received, in the function servers) holds the field numbers.
+from modelplane.received import EXTRA_RESOURCES, LENGTH_DELIMITED, REQUIRED_RESOURCES
+
+__all__ = ["EXTRA_RESOURCES", "LENGTH_DELIMITED", "REQUIRED_RESOURCES", "WireRequest", "field", "map_entry", "varint"]
 
 
 def varint(n: int) -> bytes:
