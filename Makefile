@@ -53,7 +53,7 @@ soak: $(STAMP) ## Long fuzz and load runs
 	MODELPLANE_SOAK=1 $(PYTEST) -m slow tests/reliability
 
 schemas: $(STAMP) ## Regenerate schemas/ from the XRDs in apis/
-	$(BIN)/python -m modelplane.schemagen
+	$(BIN)/python -m modelplane.dev.schemagen
 
 crds: $(STAMP) ## Fetch the pinned upstream CRDs into schemas/upstream (Go + network; ONLY=name ...)
 	$(BIN)/python hack/crds.py $(if $(ONLY),--only $(ONLY))

@@ -1,5 +1,5 @@
 """Pydantic models of the Modelplane XRs, generated from apis/ by
-``python -m modelplane.schemagen`` (``make schemas``); never hand-edited, and
+``python -m modelplane.dev.schemagen`` (``make schemas``); never hand-edited, and
 tests/apis/test_schemas_fresh.py fails when they are stale.
 
 Each module is named after its kind (``model_deployment``) and its top-level

@@ -20,9 +20,9 @@ import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelplane import functions
-from modelplane.function import to_dict
-from modelplane.render.runners import free_port
-from modelplane.runtime import run_compose
+from modelplane.kube.net import free_port
+from modelplane.pipeline.composition import to_dict
+from modelplane.pipeline.server import run_compose
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,10 +5,10 @@ function rejects what admission cannot (names, quantities, versions) and
 reports Ready with a one-line description of the devices and the clouds
 it can provision on (GKE, EKS, AKS; Existing clusters can always use it).
 """
-from modelplane.function import Composition
-from modelplane.inference_class import check_class, summarize
+from modelplane.pipeline.composition import Composition
+from modelplane.pipeline.xr import parse
+from modelplane.platform.inference_class import check_class, summarize
 from modelplane.schemas.inference_class import InferenceClass
-from modelplane.xr import parse
 
 
 def compose(c: Composition) -> None:

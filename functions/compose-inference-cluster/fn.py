@@ -8,7 +8,7 @@ cluster, its pools and its kubeconfig's writer outlive), the inference stack
 and the in-cluster gateway, then publish status.pools with allocations and
 say what is still provisioning.
 """
-from modelplane.function import Composition
+from modelplane.pipeline.composition import Composition
 from modelplane.platform import cluster
 
 

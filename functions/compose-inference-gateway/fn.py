@@ -5,7 +5,7 @@ its Backend API, compose the GatewayClass and Gateway ModelServices attach
 their HTTPRoutes to, add MetalLB when the load balancer is MetalLB, then
 publish the Gateway's address.
 """
-from modelplane.function import Composition
+from modelplane.pipeline.composition import Composition
 from modelplane.platform import control_plane
 
 

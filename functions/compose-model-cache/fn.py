@@ -11,14 +11,14 @@ Status reports a phase per cluster; the cache is Ready when every matched
 cluster is.
 """
 from modelplane import conditions as C
-from modelplane.cache.compose import Source, awaited, compose_cache, unlisted
-from modelplane.cache.status import FAILED, NO_MATCHING_CLUSTERS, READY
-from modelplane.cache.targets import targets
 from modelplane.errors import InputError
-from modelplane.function import Composition
+from modelplane.modelcache.compose import Source, awaited, compose_cache, unlisted
+from modelplane.modelcache.status import FAILED, NO_MATCHING_CLUSTERS, READY
+from modelplane.modelcache.targets import targets
 from modelplane.objects import OBJECT_API, OBJECT_KIND
+from modelplane.pipeline.composition import Composition
+from modelplane.pipeline.xr import parse
 from modelplane.schemas.model_cache import ModelCache
-from modelplane.xr import parse
 
 CLUSTERS = "clusters"
 CLUSTER_PREFIX = "cluster-"   # one InferenceCluster by name

@@ -18,10 +18,10 @@ from modelplane.deployment.plan import plan
 from modelplane.deployment.revision import revision
 from modelplane.deployment.strategy import read_failover, read_strategy
 from modelplane.deployment.validate import check_selectors
-from modelplane.function import Composition
+from modelplane.pipeline.composition import Composition
+from modelplane.pipeline.xr import parse
 from modelplane.scheduler import Fleet, schedule
 from modelplane.schemas.model_deployment import ModelDeployment
-from modelplane.xr import parse
 
 # While a replica drains, come back soon even if no watch event arrives.
 DRAIN_RECHECK_SECONDS = 10

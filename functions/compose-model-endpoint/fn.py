@@ -7,11 +7,11 @@ ModelService.
 """
 from modelplane import conditions as C
 from modelplane import labels as L
-from modelplane.function import Composition
 from modelplane.naming import dns_label
+from modelplane.pipeline.composition import Composition
+from modelplane.pipeline.xr import parse
 from modelplane.routing import backend as B
 from modelplane.schemas.model_endpoint import ModelEndpoint
-from modelplane.xr import parse
 
 FUNCTION = "compose-model-endpoint"
 

@@ -7,13 +7,13 @@ Usage per Object until that Object is deleted (deleting the cluster must not
 strand them), then report readiness, url and rewritePath.
 """
 from modelplane import conditions as C
-from modelplane.function import Composition
 from modelplane.naming import dns_label
 from modelplane.objects import remote_namespace, remote_object, remote_status
+from modelplane.pipeline.composition import Composition
+from modelplane.pipeline.xr import parse
 from modelplane.platform import ordering
 from modelplane.schemas.model_replica import ModelReplica
 from modelplane.workloads import replica as R
-from modelplane.xr import parse
 
 
 def compose(c: Composition) -> None:

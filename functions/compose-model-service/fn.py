@@ -9,11 +9,11 @@ last observed route is kept rather than replaced by one with no backends.
 """
 from modelplane import conditions as C
 from modelplane import labels as L
-from modelplane.function import Composition
 from modelplane.naming import dns_label
+from modelplane.pipeline.composition import Composition
+from modelplane.pipeline.xr import parse
 from modelplane.routing import service as S
 from modelplane.schemas.model_service import ModelService
-from modelplane.xr import parse
 
 FUNCTION = "compose-model-service"
 DEFAULT_GATEWAY = {"name": "modelplane", "namespace": "modelplane-system"}

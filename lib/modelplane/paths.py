@@ -1,5 +1,5 @@
 """Where things live: our XRDs and Compositions, the functions, the examples,
-and the vendored upstream schemas.
+and the vendored upstream schemas; and which files of a folder are manifests.
 
 An installed wheel carries its data inside the package (``modelplane/apis``,
 ``modelplane/schemas/upstream``); a source checkout keeps the same folders at
@@ -28,6 +28,18 @@ SCHEMAS = _data("schemas")
 # Examples are documentation, not package data: present in a checkout only.
 EXAMPLES = ROOT / "examples"
 UPSTREAM = SCHEMAS / "upstream"
+
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def yaml_files(root: Path | str) -> list[Path]:
+    """The YAML files of ``root``: the file itself, or every ``.yaml``/``.yml`` file below a
+    directory, recursively, in path order (so whatever loads them loads them the same way)."""
+    root = Path(root)
+    if not root.is_dir():
+        return [root]
+    return sorted(p for p in root.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
 def crds_dir() -> Path:

@@ -3,7 +3,8 @@ models read every example of their kind, with Crossplane's extra fields."""
 from __future__ import annotations
 
 import pytest
-from modelplane import paths, schemagen
+from modelplane import paths
+from modelplane.dev import schemagen
 from modelplane.schemas import MODELS
 
 from tests.apis import files

@@ -23,8 +23,8 @@ import time
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import cel, functions
-from modelplane.function import to_dict
-from modelplane.runtime import run_compose
+from modelplane.pipeline.composition import to_dict
+from modelplane.pipeline.server import run_compose
 
 FN = "compose-model-deployment"
 SIZES = (10, 100, 1000)

@@ -105,8 +105,9 @@ class E2E:
 
 @pytest.fixture(scope="session")
 def e2e(request):
-    from modelplane import paths, tools
+    from modelplane import paths
     from modelplane.e2e import controlplane, registry
+    from modelplane.kube import tools
 
     from tests.upstream.need import tool
 

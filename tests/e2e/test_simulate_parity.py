@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from modelplane import paths
-from modelplane.simulate.world import load_dir
+from modelplane.validate.admission import load_dir
 
 
 def test_loaded_xrs_carry_the_defaults_the_api_server_applies():

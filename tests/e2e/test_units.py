@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import NameOID
 from modelplane import paths
-from modelplane.e2e import certs, charts, packages, parity, pkgruntime
+from modelplane.e2e import certs, charts, package_runtime, packages, parity
 from modelplane.platform import stack
 
 
@@ -107,17 +107,17 @@ def test_image_configs_rewrite_both_registries_below_the_local_one():
     ("127.0.0.1:5000/a/b", "127.0.0.1:5000/a/b"),
 ])
 def test_package_path_drops_tag_and_digest(source, path):
-    assert pkgruntime.package_path({"spec": {"image": source}}) == path
+    assert package_runtime.package_path({"spec": {"image": source}}) == path
 
 
 def test_with_condition_replaces_by_type_and_keeps_an_unchanged_one():
     old = {"type": "RuntimeHealthy", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": "then"}
     other = {"type": "Healthy", "status": "True"}
-    same = pkgruntime.with_condition([old, other], {**old, "lastTransitionTime": "now"})
+    same = package_runtime.with_condition([old, other], {**old, "lastTransitionTime": "now"})
     assert same == [old, other]  # no change: no write, transition time kept
-    changed = pkgruntime.with_condition([old, other], {**old, "status": "False", "lastTransitionTime": "now"})
+    changed = package_runtime.with_condition([old, other], {**old, "status": "False", "lastTransitionTime": "now"})
     assert changed[0]["status"] == "False" and changed[1] == other
-    assert pkgruntime.with_condition([other], old) == [other, old]
+    assert package_runtime.with_condition([other], old) == [other, old]
 
 
 def test_issued_certificate_is_signed_by_the_ca_and_names_loopback():
@@ -165,11 +165,11 @@ _FAILED = ('2026-11-23T16:06:48.900Z\tERROR\tunable to setup reconciler\t'
 
 
 def test_provider_kubernetes_counts_as_set_up_only_once_its_namespaced_object_controller_is():
-    assert pkgruntime.controllers_started("") == "not yet"
-    assert pkgruntime.controllers_started(_OTHER_GC) == "not yet"
-    assert pkgruntime.controllers_started(f"x\n{_GC}\n") == "yes"
-    assert pkgruntime.controllers_started(_FAILED) == "failed"
-    assert pkgruntime.controllers_started(f"{_FAILED}\n{_OTHER_GC}") == "failed"
+    assert package_runtime.controllers_started("") == "not yet"
+    assert package_runtime.controllers_started(_OTHER_GC) == "not yet"
+    assert package_runtime.controllers_started(f"x\n{_GC}\n") == "yes"
+    assert package_runtime.controllers_started(_FAILED) == "failed"
+    assert package_runtime.controllers_started(f"{_FAILED}\n{_OTHER_GC}") == "failed"
 
 
 def test_a_provider_waits_until_discovery_serves_its_crds():
@@ -177,11 +177,11 @@ def test_a_provider_waits_until_discovery_serves_its_crds():
                     "versions": [{"name": "v1alpha1", "served": True}, {"name": "v0", "served": False}]},
            "status": {"conditions": [{"type": "Established", "status": "True"}]}}
     listed = {"kubernetes.m.crossplane.io/v1alpha1": {"resources": [{"name": "objects"}, {"name": "objects/status"}]}}
-    assert pkgruntime.served_in_discovery(crd, listed)
-    assert not pkgruntime.served_in_discovery(crd, {"kubernetes.m.crossplane.io/v1alpha1": {"resources": []}})
-    assert not pkgruntime.served_in_discovery(crd, {})
+    assert package_runtime.served_in_discovery(crd, listed)
+    assert not package_runtime.served_in_discovery(crd, {"kubernetes.m.crossplane.io/v1alpha1": {"resources": []}})
+    assert not package_runtime.served_in_discovery(crd, {})
     unestablished = {**crd, "status": {"conditions": [{"type": "Established", "status": "False"}]}}
-    assert not pkgruntime.served_in_discovery(unestablished, listed)
+    assert not package_runtime.served_in_discovery(unestablished, listed)
 
 
 # --- parity: simulate --lab's record as comparable rows ---------------------------------------------

@@ -10,7 +10,7 @@ import io
 
 import pytest
 import yaml
-from modelplane.render import cli as render_cli
+from modelplane.cli import render as render_cli
 from modelplane.render.runners import FunctionPool
 from modelplane.validate.upstream import assert_valid
 

@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 
 import yaml
-from modelplane import paths, tools
+from modelplane import paths
+from modelplane.kube import tools
 from modelplane.lab import runner
-from modelplane.simulate.world import load_dir
+from modelplane.validate.admission import load_dir
 
 from tests.bench.__main__ import table
 from tests.lab.conftest import SOLO

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from modelplane import paths
 from modelplane.lab import runner
-from modelplane.simulate.world import load_dir
+from modelplane.validate.admission import load_dir
 
 from tests.upstream.need import tool
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from modelplane.lab import components as C
+from modelplane.kube import components as C
 from modelplane.lab import remote, standin
 from modelplane.lab.state import Component, LabState, start_ticks
 from modelplane.validate.upstream import UpstreamSchemas
@@ -110,7 +110,7 @@ def test_remote_helpers():
 
 def test_a_reset_frees_the_lab_volumes_earlier_claims_held():
     from modelplane.lab.backend import volumes_to_free
-    from modelplane.lab.fleet import Cluster, storage
+    from modelplane.physical.inventory import Cluster, storage
 
     def pv(name: str, claim: dict | None, lab: bool = True) -> dict:
         labels = {"modelplane.ai/lab": "c"} if lab else {}

@@ -7,8 +7,8 @@ import copy
 import pytest
 from modelplane import paths
 from modelplane.errors import InputError
-from modelplane.lab import fleet
-from modelplane.simulate.world import load_dir
+from modelplane.physical import inventory as fleet
+from modelplane.validate.admission import load_dir
 from modelplane.validate.upstream import UpstreamSchemas
 
 

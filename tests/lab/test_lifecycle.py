@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from modelplane.cli import lab as cli
 from modelplane.kube import Client
-from modelplane.lab import cli, runner
+from modelplane.lab import runner
 from modelplane.lab.state import LabState
 
 from tests.lab.conftest import SOLO, need_tools

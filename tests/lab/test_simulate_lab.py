@@ -15,7 +15,7 @@ from modelplane.lab.backend import LabPhysical
 from modelplane.lab.remote import Remote
 from modelplane.simulate import report
 from modelplane.simulate.loop import simulate
-from modelplane.simulate.world import load_dir
+from modelplane.validate.admission import load_dir
 
 from tests.lab.conftest import SOLO
 

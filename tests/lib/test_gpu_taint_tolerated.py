@@ -6,7 +6,7 @@ toleration stays Pending there forever (found on the lab).
 """
 from __future__ import annotations
 
-from modelplane.cache import hydrate
+from modelplane.modelcache import hydrate
 from modelplane.workloads import gang
 from modelplane.workloads.pods import GPU_TOLERATION
 

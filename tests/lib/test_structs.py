@@ -1,14 +1,14 @@
-"""modelplane.structs.to_plain reads a Struct as the SDK's converter plus integer restoring does."""
+"""modelplane.pipeline.structs.to_plain reads a Struct as the SDK's converter plus integer restoring does."""
 from __future__ import annotations
 
 import json
 
 from crossplane.function import resource
 from google.protobuf import struct_pb2
-from modelplane.function import plain, to_dict
+from modelplane.pipeline.composition import plain, to_dict
+from modelplane.pipeline.structs import to_plain
 from modelplane.render.engine import _data
 from modelplane.render.reader import jsonify
-from modelplane.structs import to_plain
 
 OBJECT = {
     "apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelDeployment",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pytest
 from modelplane import conditions as C
 from modelplane import functions
-from modelplane.function import without_status
+from modelplane.pipeline.composition import without_status
 
 from tests import support
 from tests.reliability import fleet

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
-from modelplane.render.runners import free_port
+from modelplane.kube.net import free_port
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases"
@@ -59,7 +59,7 @@ def case_argv(name: str, target: str) -> list[str]:
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
-    from modelplane.render import cli
+    from modelplane.cli import render as cli
 
     out, err = io.StringIO(), io.StringIO()
     code = cli.run(argv, stdout=out, stderr=err)

@@ -1,13 +1,13 @@
-"""modelplane.received: the server's own split of a request's wire bytes matches protobuf's decoding."""
+"""modelplane.pipeline.received: the server's own split of a request's wire bytes matches protobuf's decoding."""
 from __future__ import annotations
 
 import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
-from modelplane.function import Composition
-from modelplane.received import REQUIRED_RESOURCES, Received, receive
-from modelplane.runtime import Undecodable, decode_request
+from modelplane.pipeline.composition import Composition
+from modelplane.pipeline.received import REQUIRED_RESOURCES, Received, receive
+from modelplane.pipeline.server import Undecodable, decode_request
 
 
 def _cluster(name: str, gpus: int) -> dict:

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.errors import InputError
-from modelplane.function import Composition, is_ready, without_status
-from modelplane.runtime import run_compose
+from modelplane.pipeline.composition import Composition, is_ready, without_status
+from modelplane.pipeline.server import run_compose
 
 from tests import support
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from modelplane.cli import simulate as simulate_cli
 from modelplane.render import FunctionPool
-from modelplane.simulate import cli as simulate_cli
 from modelplane.simulate import report
 from modelplane.simulate.loop import simulate
 

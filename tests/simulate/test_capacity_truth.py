@@ -13,7 +13,8 @@ import pytest
 from modelplane.render import FunctionPool
 from modelplane.simulate import report
 from modelplane.simulate.loop import Simulator
-from modelplane.simulate.world import World, load_dir
+from modelplane.simulate.world import World
+from modelplane.validate.admission import load_dir
 
 from tests.simulate import fleets
 

@@ -5,8 +5,8 @@ import io
 
 import pytest
 from modelplane import paths
+from modelplane.cli import simulate as simulate_cli
 from modelplane.render import FunctionPool
-from modelplane.simulate import cli as simulate_cli
 from modelplane.simulate import report
 from modelplane.simulate.loop import simulate_dir
 from modelplane.validate import Validator

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from modelplane.simulate import nodes, physical
+from modelplane.physical import hardware as nodes
+from modelplane.physical import simulated as physical
 from modelplane.validate.upstream import UpstreamSchemas
 
 NOW = "2026-01-01T00:00:00Z"

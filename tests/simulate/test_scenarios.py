@@ -6,9 +6,9 @@ import json
 
 import pytest
 from modelplane import paths
+from modelplane.cli import simulate as simulate_cli
 from modelplane.errors import InputError
 from modelplane.render import FunctionPool
-from modelplane.simulate import cli as simulate_cli
 from modelplane.simulate import scenario
 from modelplane.simulate.loop import load
 

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from modelplane import tools
+from modelplane.kube import tools
 
 REQUIRED = os.environ.get("MODELPLANE_REQUIRE_TOOLS") == "1"
 

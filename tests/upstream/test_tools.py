@@ -1,4 +1,4 @@
-"""modelplane.tools (finding upstream programs) and the pieces of modelplane.kube that
+"""modelplane.kube.tools (finding upstream programs) and the pieces of modelplane.kube that
 need no upstream program: certificates, kubeconfig, child processes."""
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import sys
 
 import pytest
 import yaml
-from modelplane import tools
-from modelplane.kube import kubeconfig, pki
+from modelplane.kube import kubeconfig, pki, tools
 from modelplane.kube.process import ComponentError, Process
 
 

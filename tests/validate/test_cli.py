@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from modelplane.validate import cli
+from modelplane.cli import validate as cli
 
 from .xrds import widget, xrd
 

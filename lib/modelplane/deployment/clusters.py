@@ -7,7 +7,7 @@ previous call. So each cluster is read once per *version*: what the
 scheduler needs of it (``Facts``: name, labels, readiness, taints, pools and
 their allocations, what a ModelReplica needs, when it last changed) is kept
 by a digest of its wire bytes, as the request brought them
-(``modelplane.received``: a cached version is never decoded at all), and a
+(``modelplane.pipeline.received``: a cached version is never decoded at all), and a
 call only turns the facts into this deployment's view (its own observed
 replicas are left out of the allocations, its terminating ones marked).
 The cache is bounded and shared by the server's worker threads; two calls
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 from google.protobuf import struct_pb2
 
-from modelplane.digestcache import DigestCache
 from modelplane.errors import InputError
-from modelplane.received import decode_item
+from modelplane.pipeline.memo import DigestMemo
+from modelplane.pipeline.received import decode_item
 from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 
 # Versions of clusters kept: a 5,000-cluster fleet, with room for the versions a busy fleet writes.
@@ -148,7 +148,7 @@ def facts(s: struct_pb2.Struct) -> Facts:
     )
 
 
-_CACHE: DigestCache[Facts] = DigestCache(CACHED_VERSIONS)
+_CACHE: DigestMemo[Facts] = DigestMemo(CACHED_VERSIONS)
 
 
 # --- one deployment's view -------------------------------------------------------

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane import labels as L
-from modelplane.function import without_status
 from modelplane.naming import cache_pvc_name, replica_name
+from modelplane.pipeline.composition import without_status
 from modelplane.scheduler import (
     HELD,
     PREFILL_DECODE,

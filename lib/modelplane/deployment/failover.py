@@ -24,7 +24,7 @@ import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from modelplane.function import parse_time
+from modelplane.pipeline.composition import parse_time
 from modelplane.scheduler import Cluster
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from modelplane.cel import Device, DeviceError
 from modelplane.deployment.clusters import ClusterInfo, ClusterInfos, Terminating, read_clusters
-from modelplane.function import Composition
+from modelplane.pipeline.composition import Composition
 from modelplane.scheduler import (
     DRA,
     WORKER,

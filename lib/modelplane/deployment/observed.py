@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane import labels as L
-from modelplane.function import is_ready
+from modelplane.pipeline.composition import is_ready
 from modelplane.scheduler import Current, PodGroup, PoolPlacement
 
 REPLICA_KIND = "ModelReplica"

@@ -14,7 +14,7 @@ Modules, one job each:
 - ``registry``: Debian's docker-registry on a loopback port
 - ``packages``: stage, build and push the Configuration, functions, providers
 - ``certs``: leaf certificates signed by Crossplane's own CA
-- ``pkgruntime``: the External package runtime (functions and providers as processes)
+- ``package_runtime``: the External package runtime (functions and providers as processes)
 - ``core``: ``crossplane core init`` and ``crossplane core start``
 - ``charts``: stand-in charts for provider-helm's chart cache
 - ``supervise``: the controller process (runtime passes, the control plane's gateway stand-in)

@@ -27,12 +27,11 @@ from typing import Any
 import yaml
 
 from modelplane import paths
-from modelplane.e2e import charts, core, packages, pkgruntime, upstream
+from modelplane.e2e import charts, core, package_runtime, packages, upstream
 from modelplane.e2e.registry import Registry
-from modelplane.kube import APIServer, Client, Etcd
+from modelplane.kube import APIServer, Client, Etcd, components
+from modelplane.kube.net import free_port
 from modelplane.kube.process import ComponentError, Process
-from modelplane.lab import components
-from modelplane.render.runners import free_port
 
 RECORD = "controlplane.json"
 CONTROL_PLANE = "control-plane"
@@ -265,12 +264,13 @@ def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIM
     runs the fleet and those folders on the lab's clusters, before the control plane exists
     (``parity.record``: ``state/simulate-lab.json``), and leaves the clusters empty again."""
     from modelplane.e2e import fleet, parity
-    from modelplane.lab import runner
+    from modelplane.lab import down as lab_down
+    from modelplane.lab import up as lab_up
 
     state = state.resolve()
     fleet.rewrite(platform, state / "fleet")
     t = time.monotonic()
-    lab = runner.up(state / "fleet", state / "lab", progress=lambda m: log(f"  lab: {m}"))
+    lab = lab_up(state / "fleet", state / "lab", progress=lambda m: log(f"  lab: {m}"))
     lab_seconds = round(time.monotonic() - t, 1)
     try:
         sim_seconds = None
@@ -287,22 +287,23 @@ def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIM
         register(admin_client(Path(rec.kubeconfig)), lab)
         rec.save()
     except BaseException:
-        runner.down(state / "lab")
+        lab_down(state / "lab")
         raise
     return rec, lab
 
 
 def down_with_lab(state: Path) -> list[str]:
-    from modelplane.lab import runner
+    from modelplane.lab import down as lab_down
+
     stopped = down(state / "control-plane") if (state / "control-plane" / RECORD).exists() else []
-    return stopped + [f"lab/{n}" for n in runner.down(state / "lab")]
+    return stopped + [f"lab/{n}" for n in lab_down(state / "lab")]
 
 
 def status(state: Path) -> dict[str, Any]:
     rec = Record.load(state)
-    procs = {name: ("running" if pkgruntime._alive(pid) else "exited") for name, pid in rec.pids.items()}
+    procs = {name: ("running" if package_runtime._alive(pid) else "exited") for name, pid in rec.pids.items()}
     runtime = json.loads((state / "runtime" / "runtime.json").read_text()) if (state / "runtime" / "runtime.json").exists() else {}
-    procs.update({f"runtime/{k}": ("running" if pkgruntime._alive(v["pid"]) else "exited") for k, v in runtime.items()})
+    procs.update({f"runtime/{k}": ("running" if package_runtime._alive(v["pid"]) else "exited") for k, v in runtime.items()})
     out: dict[str, Any] = {"processes": procs}
     try:
         out["packages"] = package_health(admin_client(Path(rec.kubeconfig)))
@@ -317,7 +318,7 @@ def _stop_runtime(state: Path) -> list[str]:
     runtime = state / "runtime" / "runtime.json"
     if runtime.exists():
         for name, r in sorted(json.loads(runtime.read_text()).items()):
-            pkgruntime.stop_pid(r["pid"])
+            package_runtime.stop_pid(r["pid"])
             stopped.append(f"runtime/{name}")
         runtime.write_text("{}")
     return stopped
@@ -329,7 +330,7 @@ def down(state: Path) -> list[str]:
     rec = Record.load(state)
     stopped = []
     for name, pid in reversed(list(rec.pids.items())):
-        pkgruntime.stop_pid(pid)
+        package_runtime.stop_pid(pid)
         stopped.append(name)
         if name == "supervisor":  # nothing restarts the runtime's processes now
             stopped += _stop_runtime(state)

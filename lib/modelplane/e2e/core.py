@@ -33,8 +33,8 @@ import yaml
 
 from modelplane.e2e import certs, upstream
 from modelplane.kube.client import Client
+from modelplane.kube.net import free_port
 from modelplane.kube.process import ComponentError, Process
-from modelplane.render.runners import free_port
 
 NAMESPACE = "crossplane-system"
 SERVICE_ACCOUNT = "crossplane"

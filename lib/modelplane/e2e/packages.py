@@ -182,7 +182,7 @@ def local_ref(registry: str, pkg: Package) -> str:
 def package_yaml(root: Path) -> bytes:
     """``package.yaml`` of a package root: ``crossplane.yaml`` first, then every other YAML
     document under the root in path order, each written back as parsed (no typed schema)."""
-    files = [root / "crossplane.yaml"] + sorted(p for p in root.rglob("*.yaml") if p != root / "crossplane.yaml")
+    files = [root / "crossplane.yaml"] + [p for p in paths.yaml_files(root) if p != root / "crossplane.yaml"]
     docs = [d for f in files for d in yaml.safe_load_all(f.read_text()) if d]
     return "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs).encode()
 

@@ -51,8 +51,7 @@ def stage(fleet: Path, teams: Iterable[Path], dest: Path) -> Path:
 def record(directory: Path, lab_root: Path, out: Path, *, timeout: float = TIMEOUT) -> dict[str, Any]:
     """Run ``modelplane simulate DIR --lab LAB --show resources``, read back what ran on each lab
     cluster, write both to ``out`` (JSON), and empty the lab's clusters again."""
-    from modelplane.lab.backend import LabPhysical
-    from modelplane.lab.remote import Remote
+    from modelplane.lab import LabPhysical, Remote
 
     argv = [sys.executable, "-m", "modelplane.cli", "simulate", str(directory), "--lab", str(lab_root),
             "--show", "resources"]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from modelplane.kube.net import free_port
 from modelplane.kube.process import ComponentError, Process
-from modelplane.render.runners import free_port
 
 READY_TIMEOUT = 15.0
 INSTALL_HINT = "apt-get install docker-registry (Debian's CNCF distribution registry), or set DOCKER_REGISTRY_BIN"

@@ -18,8 +18,8 @@ import time
 import traceback
 from pathlib import Path
 
-from modelplane.e2e import controlplane, pkgruntime
-from modelplane.lab import standin
+from modelplane import lab
+from modelplane.e2e import controlplane, package_runtime
 
 INTERVAL = 2.0
 # The stand-in's address block is 100.64.<index>.0/24, one per cluster; the lab numbers its
@@ -32,14 +32,14 @@ def main(argv: list[str]) -> int:
     rec = controlplane.Record.load(state)
     kubeconfig = Path(rec.kubeconfig)
     client = controlplane.admin_client(kubeconfig)
-    runtime = pkgruntime.ExternalRuntime(client, state / "runtime", kubeconfig)
+    runtime = package_runtime.ExternalRuntime(client, state / "runtime", kubeconfig)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     last = ""
     while not stop:
         try:
             states = runtime.sync()
-            standin.sweep(client, CONTROL_PLANE_INDEX)
+            lab.sweep(client, CONTROL_PLANE_INDEX)
             line = " ".join(f"{k}={v}" for k, v in sorted(states.items()))
             if line != last:
                 print(time.strftime("%H:%M:%S"), line, flush=True)

@@ -1,6 +1,6 @@
 """The upstream programs the control plane runs, and the module sources beside them.
 
-Binaries come from the tool cache (``modelplane.tools``, ``make tools``). Some
+Binaries come from the tool cache (``modelplane.kube.tools``, ``make tools``). Some
 pieces are not in the binary: Crossplane's core CRDs (``cluster/crds``) and the
 providers' package metadata and CRDs (``package/``). They are read from the Go
 module cache, at the version the cached build was made from: the tool cache
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from modelplane import tools
+from modelplane.kube import tools
 
 # tool name -> Go module path (the module whose version names the build folder).
 MODULES = {

@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from modelplane import tools
 from modelplane.kube import kubeconfig as kc
-from modelplane.kube import pki
+from modelplane.kube import pki, tools
 from modelplane.kube.client import Client
+from modelplane.kube.net import free_port
 from modelplane.kube.process import ComponentError, Process
-from modelplane.render.runners import free_port
 
 READY_TIMEOUT = 20.0
 SERVICE_CIDR = "10.96.0.0/16"

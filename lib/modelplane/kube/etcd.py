@@ -11,9 +11,9 @@ import shutil
 import urllib.request
 from pathlib import Path
 
-from modelplane import tools
+from modelplane.kube import tools
+from modelplane.kube.net import free_port
 from modelplane.kube.process import ComponentError, Process
-from modelplane.render.runners import free_port
 
 READY_TIMEOUT = 20.0
 _PORT_ATTEMPTS = 3

@@ -1,11 +1,10 @@
 """``simulate --lab``: the lab's real clusters in place of simulate's physical model.
 
-``LabPhysical`` has the interface of ``modelplane.simulate.physical.Physical``
-(``sync``, ``forget``, ``clusters``), and each ``LabCluster`` that of a
-``WorkloadCluster`` (``status``, ``generation``, ``capacity``, ``pending``),
-plus ``observed``: the live remote object, read back from the lab's API server,
-which the reconcile loop puts in the Object's ``status.atProvider.manifest``
-instead of a status it would otherwise make up.
+``LabPhysical`` is a ``modelplane.physical.interface.PhysicalFleet`` and each
+``LabCluster`` a ``ClusterView`` that ``holds_objects``: ``observed`` is the
+live remote object, read back from the lab's API server, which the reconcile
+loop puts in the Object's ``status.atProvider.manifest`` instead of a status
+it would otherwise make up.
 
 ``sync`` hands the cluster exactly the remote manifests composed for it
 (``remote.Remote.sync``: server-side apply in dependency order; what is no
@@ -28,13 +27,12 @@ from typing import Any
 
 from modelplane.errors import InputError
 from modelplane.kube import ApiError
-from modelplane.lab.fleet import LAB_LABEL
 from modelplane.lab.remote import Remote
 from modelplane.lab.state import default_dir
 from modelplane.labels import POOL
-from modelplane.simulate.physical import PendingPod, PoolUse
+from modelplane.physical.interface import PendingPod, PoolUse, RemoteKey
+from modelplane.physical.inventory import LAB_LABEL
 
-RemoteKey = tuple[str, str, str]   # kind, namespace, name (as the loop keys remote objects)
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 # Cluster-scoped kinds a simulate run may compose, removed by a reset (the lab's own are labelled).
 _CLUSTER_SCOPED = (("storage.k8s.io/v1", "StorageClass", "storageclasses"),
@@ -68,7 +66,9 @@ def warnings(physical: LabPhysical) -> list[str]:
 
 
 class LabCluster:
-    """One lab cluster as the loop sees it after a sync."""
+    """One lab cluster as the loop sees it after a sync: a ``physical.interface.ClusterView``."""
+
+    holds_objects = True    # the objects live on the lab's API server: read back, never memoised
 
     def __init__(self, name: str, remote: Remote) -> None:
         self.name = name

@@ -19,18 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from modelplane import tools
 from modelplane.errors import InputError
-from modelplane.kube import ApiError, ComponentError, Etcd, pki
+from modelplane.kube import ApiError, ComponentError, Etcd, pki, tools
+from modelplane.kube import components as C
 from modelplane.kube.apiserver import APIServer
+from modelplane.kube.net import free_port
 from modelplane.kube.process import Process
-from modelplane.lab import components as C
-from modelplane.lab import fleet as F
 from modelplane.lab import install
 from modelplane.lab.remote import RetryingClient
 from modelplane.lab.state import ClusterInfo, Component, LabState, default_dir, rss_kib, start_ticks
-from modelplane.render.runners import free_port
-from modelplane.simulate.world import load_dir
+from modelplane.physical import inventory
+from modelplane.validate.admission import load_dir
 
 TOOLS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "lws")
 READY_TIMEOUT = 120.0
@@ -50,7 +49,7 @@ Progress = Callable[[str], None]
 
 @dataclass
 class _Started:
-    cluster: F.Cluster
+    cluster: inventory.Cluster
     api: APIServer
 
 
@@ -84,9 +83,9 @@ class _Recorder:
 # --- up -----------------------------------------------------------------------
 
 
-def load_fleet(directory: Path) -> F.Fleet:
+def load_fleet(directory: Path) -> inventory.Fleet:
     xrs, others = load_dir(directory)
-    fleet = F.read_fleet(xrs + others)
+    fleet = inventory.read_fleet(xrs + others)
     if not fleet.clusters:
         raise InputError(str(directory), "no InferenceCluster here: the lab builds one cluster per InferenceCluster")
     return fleet
@@ -150,7 +149,7 @@ def _in_threads(jobs: list[Callable[[], None]]) -> None:
         raise errors[0]
 
 
-def _start_cluster(rec: _Recorder, fleet: F.Fleet, cluster: F.Cluster, index: int, etcd: str, ca: pki.CA,
+def _start_cluster(rec: _Recorder, fleet: inventory.Fleet, cluster: inventory.Cluster, index: int, etcd: str, ca: pki.CA,
                    crds: list[dict], deadline: float, say: Progress) -> None:
     d = Path(rec.state.root) / cluster.name
     api = APIServer(d, etcd, name=cluster.name, ca=ca, timeout=max(deadline - time.monotonic(), 1.0))
@@ -188,9 +187,9 @@ def _start_cluster(rec: _Recorder, fleet: F.Fleet, cluster: F.Cluster, index: in
 
     _spawn(rec, cluster.name, "lws", d, lws_argv, env=C.LWS_ENV)
 
-    install.create_all(client, F.cluster_objects(fleet, cluster))
+    install.create_all(client, inventory.cluster_objects(fleet, cluster))
     secret = d / "kubeconfig-secret.yaml"
-    secret.write_text(C.dump_all([F.kubeconfig_secret(cluster, kubeconfig.read_text())]))
+    secret.write_text(C.dump_all([inventory.kubeconfig_secret(cluster, kubeconfig.read_text())]))
     rec.cluster(ClusterInfo(name=cluster.name, server=api.url, kubeconfig=str(kubeconfig), secret=str(secret),
                             secret_ref=dict(cluster.secret_ref), node_ip=node_ip))
     t = time.monotonic()
@@ -255,7 +254,7 @@ def _default_account(client) -> bool:
 BIND_RETRIES = 3
 
 
-def _wait_ready(rec: _Recorder, cluster: F.Cluster, client, deadline: float) -> None:
+def _wait_ready(rec: _Recorder, cluster: inventory.Cluster, client, deadline: float) -> None:
     want = sum(p.node_count for p in cluster.pools)
     pending: list[str] = []
     retries: dict[str, int] = {}

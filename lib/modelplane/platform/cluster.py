@@ -24,14 +24,14 @@ from typing import Any
 from modelplane import conditions as cond
 from modelplane import labels
 from modelplane.errors import InputError
-from modelplane.function import Composition, is_ready
 from modelplane.naming import dns_label
 from modelplane.objects import remote_namespace, remote_object, remote_status
+from modelplane.pipeline.composition import Composition, is_ready
+from modelplane.pipeline.xr import parse
 from modelplane.platform import aks, eks, existing, gateway, gke, ordering, pools, stack
 from modelplane.platform.clouds import NETWORK_PREFIX, Pool, Source, Target
 from modelplane.platform.common import GATEWAY_READY, NAMESPACE, cluster_labels
 from modelplane.schemas.inference_cluster import InferenceCluster
-from modelplane.xr import parse
 
 SOURCES: dict[str, Source] = {s.name: s for s in (gke.SOURCE, eks.SOURCE, aks.SOURCE, existing.SOURCE)}
 

@@ -15,7 +15,8 @@ from typing import Any
 from modelplane import conditions as cond
 from modelplane import labels
 from modelplane.errors import InputError
-from modelplane.function import Composition
+from modelplane.pipeline.composition import Composition
+from modelplane.pipeline.xr import parse
 from modelplane.platform import gateway
 from modelplane.platform.common import (
     GATEWAY_READY,
@@ -27,7 +28,6 @@ from modelplane.platform.common import (
 )
 from modelplane.platform.stack import RELEASE_API
 from modelplane.schemas.inference_gateway import InferenceGateway
-from modelplane.xr import parse
 
 HELM_PROVIDER_CONFIG = "default"
 ENVOY = {"name": "gateway-helm", "repository": "oci://docker.io/envoyproxy", "version": "v1.9.0",

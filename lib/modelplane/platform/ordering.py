@@ -72,8 +72,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplane.function import Composition
 from modelplane.naming import dns_label
+from modelplane.pipeline.composition import Composition
 from modelplane.platform.common import NAMESPACE
 
 USAGE_API = "protection.crossplane.io/v1beta1"

@@ -27,7 +27,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
-from modelplane import structs
+from modelplane.pipeline import structs
 from modelplane.render import finish, yaml11
 from modelplane.render.errors import RenderError
 from modelplane.render.fetch import Fetcher, as_struct, selector_from_manifest
@@ -95,7 +95,7 @@ class RenderOutput:
 
 
 def _data(struct: struct_pb2.Struct) -> dict:
-    """``jsonify(struct_to_dict(struct))``, in one pass (``modelplane.structs``)."""
+    """``jsonify(struct_to_dict(struct))``, in one pass (``modelplane.pipeline.structs``)."""
     return structs.to_plain(struct, yaml11.INT64_MIN, yaml11.INT64_MAX + 1)
 
 

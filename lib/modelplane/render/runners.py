@@ -36,6 +36,7 @@ import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
+from modelplane.kube.net import free_port
 from modelplane.render.errors import RenderError
 from modelplane.render.wire import WireRequest
 
@@ -102,12 +103,6 @@ def runtime_for(fn: dict) -> Development | Local:
 def serve_command(function: str, address: str) -> list[str]:
     """The command that serves a Modelplane function locally."""
     return [sys.executable, "-m", "modelplane.cli", "serve", function, "--insecure", "--address", address]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _refused(target: str) -> str | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-# The decoding side (modelplane.received, in the function servers) holds the field numbers.
-from modelplane.received import EXTRA_RESOURCES, LENGTH_DELIMITED, REQUIRED_RESOURCES
+# The decoding side (modelplane.pipeline.received, in the function servers) holds the field numbers.
+from modelplane.pipeline.received import EXTRA_RESOURCES, LENGTH_DELIMITED, REQUIRED_RESOURCES
 
 __all__ = ["EXTRA_RESOURCES", "LENGTH_DELIMITED", "REQUIRED_RESOURCES", "WireRequest", "field", "map_entry", "varint"]
 

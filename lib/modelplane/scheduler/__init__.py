@@ -16,33 +16,36 @@ multiply demand; Synthetic devices (an InfiniBand NIC) must be present but
 are never consumed. Node fill is not reported, so it is rebuilt from the
 pools' allocations, replayed oldest admission first with first fit.
 
-``schedule(deployment, fleet, current)`` is pure and runs in phases, like the
-Kubernetes scheduler framework and Karmada:
+``schedule(deployment, fleet, current)`` (``core.py``) is pure and runs in
+phases, one call each, like the Kubernetes scheduler framework and Karmada:
 
 1. match (``matching.py``): per deployment, once per class: which classes
    satisfy each member, evaluating each CEL selector once per class device
    through one seam, the ``matcher`` (``modelplane.cel`` by default).
-2. keep (``keep.py``): placed replicas stay unless they lost their place
-   (evicted: their cluster is gone, drains them with an untolerated
-   NoExecute taint, their pool no longer matches, or is overcommitted by
-   replicas admitted earlier); scale-down picks who goes; replicas that
-   cannot be judged now (cluster or class not observed, cluster not Ready)
-   are held untouched. Extra replicas (outdated revision, draining,
-   replaced by failover) are judged alike and take capacity while they
-   stay, but never count towards ``replicas``.
+2. keep (``keep.py``, ``keep()`` returning ``Kept``): placed replicas stay
+   unless they lost their place (evicted: their cluster is gone, drains
+   them with an untolerated NoExecute taint, their pool no longer matches,
+   or is overcommitted by replicas admitted earlier, as ``plan.replay``
+   reports); scale-down picks who goes; replicas that cannot be judged now
+   (cluster or class not observed, cluster not Ready) are held untouched.
+   Extra replicas (outdated revision, draining, replaced by failover) are
+   judged alike and take capacity while they stay, but never count towards
+   ``replicas``. ``Kept.wanted`` lists the indexes to place: new ones and
+   those of replicas that must move.
 3. filter (``filters.py``): once per cluster, each filter naming one
    countable reason: ready, clusterSelector, taints, cache Ready, device
    match; free capacity is checked by planning the replica (``plan.py``).
-4. score (``scores.py``): untolerated PreferNoSchedule taints, then spread
-   (fewest of this deployment's replicas), then pack (least free capacity
-   left), each normalised 0-100, compared in that order.
-5. select and bind: best score, ties by cluster name; the chosen cluster's
-   fill is updated and only it is re-planned for the next replica. New
-   replicas are admitted after every existing allocation.
-
-Every replica left unplaced carries one reason per cluster and a one-line
-summary in the Kubernetes FitError style (``explain.py``); ``render.py``
-writes ``spec.placement`` dicts.
+4. score (``scores.py``, ``Ranking``): untolerated PreferNoSchedule taints,
+   then spread (fewest of this deployment's replicas), then pack (least
+   free capacity left), each normalised 0-100, compared in that order.
+5. bind (``core.py``): each wanted index goes to the best score, ties by
+   cluster name; the chosen cluster's fill is updated and only it is
+   re-planned and re-scored for the next replica. New replicas are
+   admitted after every existing allocation.
+6. result (``core.py``): the ``Schedule``. Every replica left unplaced
+   carries one reason per cluster and a one-line summary in the Kubernetes
+   FitError style (``explain.py``); ``render.py`` writes ``spec.placement``
+   dicts.
 """
 
 from .capacity import PoolFill

@@ -37,16 +37,35 @@ IgnoredDuringExecution, they gate new placement only.
 Extra replicas (``Current.extra``: outdated revision, draining, replaced by
 failover) are judged by the same rules except device matching (an outdated
 revision's members are not this deployment's), with their observed pods.
+
+``keep()`` is the phase in one call: judge (``judge``, ``judge_extra``),
+scale down (``scale_down``), replay each cluster where replicas or extras
+stay (``plan.replay``) to find the overcommitted, and pick the indexes to
+place (``new_indexes``). Its ``Kept`` names every outcome: what stays,
+what leaves to be placed again, what is evicted or removed for good, and
+the fills the filter phase goes on with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .filters import untolerated
-from .matching import Matches, Misfit
-from .types import NO_EXECUTE, Cluster, Current, Deployment, Fleet
+from .matching import Matches, MemberFit, Misfit
+from .plan import ClusterState, empty_state, member_placements, pod_groups, replay
+from .types import (
+    HELD,
+    KEPT,
+    NO_EXECUTE,
+    Cluster,
+    Current,
+    Deployment,
+    Eviction,
+    Fleet,
+    MemberPlacement,
+    Placement,
+)
 
 STAY = "stay"
 HOLD = "hold"
@@ -126,6 +145,7 @@ def judge_extra(deployment: Deployment, fleet: Fleet, current: Current, cluster:
 
 
 def dedupe(current: Sequence[Current]) -> list[Current]:
+    """One replica per index: the one on the cluster that sorts first."""
     seen: dict[int, Current] = {}
     for c in sorted(current, key=lambda c: (c.index, c.cluster)):
         seen.setdefault(c.index, c)
@@ -164,3 +184,279 @@ def new_indexes(taken: set[int], replicas: int, avoid: Container[int] = frozense
             out.append(i)
         i += 1
     return out
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What the keep phase decided, for the later phases and the result.
+
+    Attributes:
+        placed: Replicas that stay where they are, KEPT or HELD, by index.
+        leaving: Replicas that lost their place, by index. Each is placed
+            again (MOVED) or reported unplaced with where it left and why.
+        wanted: The indexes to place, ascending: new ones (scale-up) and the
+            leaving ones.
+        fills: Per cluster where replicas or extras stay, its fill replayed
+            with them. The filter and bind phases go on filling these.
+        held_on: Per cluster, how many held replicas it has. Held replicas
+            are not replayed, but they count towards spread.
+        extras: Extra replicas that stay, KEPT or HELD, by (index, cluster).
+        evicted: Replicas and extras that lost their place, the leaving ones
+            included, by (index, cluster).
+        removed: Replicas a scale-down let go, then duplicates of an index.
+    """
+
+    placed: Mapping[int, Placement]
+    leaving: Mapping[int, Eviction]
+    wanted: tuple[int, ...]
+    fills: Mapping[str, ClusterState]
+    held_on: Mapping[str, int]
+    extras: tuple[Placement, ...]
+    evicted: tuple[Eviction, ...]
+    removed: tuple[Eviction, ...]
+
+
+def keep(
+    deployment: Deployment,
+    fleet: Fleet,
+    matches: Matches,
+    clusters: Mapping[str, Cluster],
+    current: Sequence[Current],
+) -> Kept:
+    """The keep phase: which observed replicas stay, and which indexes to place.
+
+    Args:
+        deployment: The deployment being scheduled.
+        fleet: What the deployment can see.
+        matches: The deployment's match table.
+        clusters: The fleet's clusters by name.
+        current: The deployment's replicas as observed, extras included.
+
+    Returns:
+        Every replica's outcome; see ``Kept``.
+    """
+    regular = [c for c in current if not c.extra]
+    unique = dedupe(regular)
+    verdicts = [judge(deployment, fleet, matches, c, clusters.get(c.cluster)) for c in unique]
+    survivors, dropped = scale_down(verdicts, deployment.replicas)
+    extras = _by_action(judge_extra(deployment, fleet, c, clusters.get(c.cluster))
+                        for c in sorted((c for c in current if c.extra), key=_index_then_cluster))
+    replicas = _by_action(survivors)
+    placed = {v.current.index: _held(deployment, matches, v, clusters.get(v.current.cluster))
+              for v in replicas[HOLD]}
+    leaving = {v.current.index: _eviction(v) for v in replicas[EVICT]}
+    kept_extras = [_as_extra(deployment, v.current, HELD, v.reason) for v in extras[HOLD]]
+    # Evicted and not placed again: extras, and replicas a scale-down let go.
+    evicted_for_good = [_eviction(v) for v in extras[EVICT]]
+    fills: dict[str, ClusterState] = {}
+    for here in _replay_stayers(deployment, fleet, matches, clusters, replicas[STAY], extras[STAY]):
+        fills[here.fill.cluster.name] = here.fill
+        placed.update(here.replicas)
+        leaving.update((e.index, e) for e in here.overcommitted)
+        kept_extras += here.extras
+        evicted_for_good += here.overcommitted_extras
+    # A replica a scale-down lets go that had lost its place anyway is evicted.
+    evicted_for_good += [_eviction(v) for v in dropped if v.action == EVICT]
+    return Kept(
+        placed=placed,
+        leaving=leaving,
+        wanted=_wanted(deployment, fleet, current, survivors, leaving),
+        fills=fills,
+        held_on=_count_by_cluster(replicas[HOLD]),
+        extras=tuple(sorted(kept_extras, key=_index_then_cluster)),
+        evicted=tuple(sorted([*leaving.values(), *evicted_for_good], key=_index_then_cluster)),
+        removed=(*_scaled_down(dropped, deployment.replicas), *_duplicates(regular, unique)),
+    )
+
+
+@dataclass(frozen=True)
+class _Stayed:
+    """One cluster replayed with the replicas and extras that may stay there.
+
+    Attributes:
+        fill: The cluster's fill with those that still fit.
+        replicas: The replicas that still fit (KEPT), by index.
+        overcommitted: The replicas that no longer fit; they leave.
+        extras: The extras that still fit (KEPT).
+        overcommitted_extras: The extras that no longer fit; they are evicted.
+    """
+
+    fill: ClusterState
+    replicas: dict[int, Placement]
+    overcommitted: list[Eviction]
+    extras: list[Placement]
+    overcommitted_extras: list[Eviction]
+
+
+def _replay_stayers(
+    deployment: Deployment,
+    fleet: Fleet,
+    matches: Matches,
+    clusters: Mapping[str, Cluster],
+    replicas: Sequence[Verdict],
+    extras: Sequence[Verdict],
+) -> list[_Stayed]:
+    """``_stay_on`` for every cluster where replicas or extras stay, by name."""
+    staying = _by_cluster(replicas)
+    extras_on = _by_cluster(extras)
+    return [
+        _stay_on(deployment, fleet, matches, clusters[name], staying.get(name, ()), extras_on.get(name, ()))
+        for name in sorted(set(staying) | set(extras_on))
+    ]
+
+
+def _stay_on(
+    deployment: Deployment,
+    fleet: Fleet,
+    matches: Matches,
+    cluster: Cluster,
+    stay: Sequence[Current],
+    extras: Sequence[Current],
+) -> _Stayed:
+    """Replay ``cluster`` with ``stay`` and ``extras``, each at its own
+    admission key (extras with their observed pods): those that no longer
+    fit behind earlier admissions are overcommitted."""
+    pools = {p.name: p for p in cluster.pools or ()}
+    # judge() proved every member of a stayer fits its pool.
+    fits = {c.index: tuple(matches.fit(pools[p].class_name, i) for i, p in enumerate(c.pools)) for c in stay}
+    own = [
+        (_admission_key(deployment, c), c.index, pod_groups(deployment, c.pools, fits[c.index]))  # type: ignore[arg-type]
+        for c in stay
+    ]
+    extra = [(_admission_key(deployment, c), c.index, c.pods) for c in extras]
+    used = {p for c in stay for p in c.pools} | {pp.pool for c in extras for pp in c.pods}
+    fill = empty_state(cluster, fleet.classes, matches, used)
+    misfits = replay(fill, deployment.key, own, extra)
+    return _Stayed(
+        fill=fill,
+        replicas={
+            c.index: Placement(
+                index=c.index,
+                cluster=cluster.name,
+                order=order,
+                members=member_placements(deployment, c.pools, fits[c.index]),  # type: ignore[arg-type]
+                pods=pods,
+                state=KEPT,
+            )
+            for c, (order, _, pods) in zip(stay, own)
+            if c.index not in misfits.own
+        },
+        overcommitted=[Eviction(i, cluster.name, OVERCOMMITTED) for i in sorted(misfits.own)],
+        extras=[_as_extra(deployment, c, KEPT) for c in extras if c.index not in misfits.extras],
+        overcommitted_extras=[
+            Eviction(c.index, c.cluster, OVERCOMMITTED) for c in extras if c.index in misfits.extras
+        ],
+    )
+
+
+def _held(deployment: Deployment, matches: Matches, verdict: Verdict, cluster: Cluster | None) -> Placement:
+    """A replica we cannot judge yet: echo what is known; the caller keeps the
+    observed ModelReplica as it is."""
+    c = verdict.current
+    classes = {p.name: p.class_name for p in (cluster.pools or ())} if cluster else {}
+    members = []
+    fits = []
+    for i, ((engine, member), pool) in enumerate(zip(deployment.members(), c.pools)):
+        fit = matches.fit(classes[pool], i) if pool in classes else None
+        members.append(
+            MemberPlacement(engine.name, member.role, pool, fit.devices if isinstance(fit, MemberFit) else ())
+        )
+        fits.append(fit)
+    complete = len(fits) == len(deployment.members()) and all(isinstance(f, MemberFit) for f in fits)
+    return Placement(
+        index=c.index,
+        cluster=c.cluster,
+        order=_admission_key(deployment, c),
+        members=tuple(members),
+        pods=pod_groups(deployment, c.pools, fits) if complete else (),  # type: ignore[arg-type]
+        state=HELD,
+        held_because=verdict.reason,
+    )
+
+
+def _as_extra(deployment: Deployment, c: Current, state: str, why: str | None = None) -> Placement:
+    """An extra replica as reported: where it is and what it holds."""
+    return Placement(index=c.index, cluster=c.cluster, order=_admission_key(deployment, c), pods=c.pods,
+                     state=state, held_because=why)
+
+
+def _wanted(
+    deployment: Deployment,
+    fleet: Fleet,
+    current: Sequence[Current],
+    survivors: Sequence[Verdict],
+    leaving: Mapping[int, Eviction],
+) -> tuple[int, ...]:
+    """The indexes to place, ascending: the new ones and the leaving ones."""
+    taken = {v.current.index for v in survivors}
+    avoid = _Avoid({c.index for c in current if c.extra}, fleet.terminating)
+    return tuple(sorted(new_indexes(taken, deployment.replicas, avoid) + list(leaving)))
+
+
+class _Avoid:
+    """Indexes a new replica must not take: extras' and terminating ones
+    (the latter may be lazy and is asked only when needed)."""
+
+    def __init__(self, extras: set[int], terminating: Container[int]) -> None:
+        self.extras = extras
+        self.terminating = terminating
+
+    def __contains__(self, index: object) -> bool:
+        return index in self.extras or index in self.terminating
+
+
+def _scaled_down(dropped: Sequence[Verdict], replicas: int) -> list[Eviction]:
+    """The replicas a scale-down let go that still had their place."""
+    return [
+        Eviction(v.current.index, v.current.cluster,
+                 f"replaced while its cluster was down (since {v.current.replaced})"
+                 if v.current.replaced else f"scaled down to {replicas}")
+        for v in dropped
+        if v.action != EVICT
+    ]
+
+
+def _duplicates(regular: Sequence[Current], unique: Sequence[Current]) -> list[Eviction]:
+    """Every copy of an index but the one ``dedupe`` kept."""
+    firsts = {c.index: c.cluster for c in unique}
+    return [
+        Eviction(c.index, c.cluster, f"a duplicate of replica {c.index} on {firsts[c.index]}")
+        for c in sorted(regular, key=_index_then_cluster)
+        if firsts[c.index] != c.cluster
+    ]
+
+
+def _by_action(verdicts: Iterable[Verdict]) -> dict[str, list[Verdict]]:
+    """Verdicts grouped by action, each group in input order."""
+    groups: dict[str, list[Verdict]] = {STAY: [], HOLD: [], EVICT: []}
+    for v in verdicts:
+        groups[v.action].append(v)
+    return groups
+
+
+def _by_cluster(verdicts: Iterable[Verdict]) -> dict[str, list[Current]]:
+    """The judged replicas grouped by cluster, each group in input order."""
+    groups: dict[str, list[Current]] = {}
+    for v in verdicts:
+        groups.setdefault(v.current.cluster, []).append(v.current)
+    return groups
+
+
+def _count_by_cluster(verdicts: Iterable[Verdict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[v.current.cluster] = counts.get(v.current.cluster, 0) + 1
+    return counts
+
+
+def _eviction(v: Verdict) -> Eviction:
+    return Eviction(v.current.index, v.current.cluster, v.reason)
+
+
+def _admission_key(deployment: Deployment, c: Current) -> str:
+    """The order ``c`` was admitted in: as observed, else its index's own."""
+    return c.order or deployment.order(c.index)
+
+
+def _index_then_cluster(item: Current | Placement | Eviction) -> tuple[int, str]:
+    return item.index, item.cluster

@@ -3,8 +3,9 @@
 ``ClusterState`` is a cluster's pools with their nodes filled by every
 allocation that fits in admission order (``capacity.py``), this
 deployment's own kept replicas included at their own admission key; its
-``replay`` reports which of those own replicas no longer fit behind earlier
-ones, so the keep phase can move them.
+``replay`` reports which of those own replicas and extras no longer fit
+behind earlier ones (``Overcommitted``), so the keep phase can move or
+evict them.
 
 ``plan_replica`` places one more replica tentatively. Members are taken in
 engine then member order; each picks, among the cluster's pools whose class
@@ -47,6 +48,22 @@ class Plan:
     members: tuple[MemberPlacement, ...]
     pods: tuple[PoolPlacement, ...]
     free_after: int  # free DRA devices left in the pools it uses (packing)
+
+
+@dataclass(frozen=True)
+class Overcommitted:
+    """What ``replay`` could not fit behind earlier admissions.
+
+    Own replicas and extras are kept apart because an extra may carry the
+    index of a replica that counts.
+
+    Attributes:
+        own: Indexes of this deployment's kept replicas that did not fit.
+        extras: Indexes of its extra replicas that did not fit.
+    """
+
+    own: frozenset[int] = frozenset()
+    extras: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -132,17 +149,17 @@ def replay(
     deployment_key: str,
     own: Sequence[tuple[str, int, tuple[PoolPlacement, ...]]],
     extras: Sequence[tuple[str, int, tuple[PoolPlacement, ...]]] = (),
-) -> set[int]:
+) -> Overcommitted:
     """Fill ``state`` with every allocation in admission order; ``own`` are
     this deployment's kept replicas as (order, index, pods), used instead of
     its entries in the pool allocations, and ``extras`` its extra replicas
-    (outdated, draining, replaced) the same way. Returns the indexes of own
-    replicas that did not fit behind earlier admissions; extras that did
-    not fit are reported negated and shifted (``-1 - index``), so one set
-    carries both."""
+    (outdated, draining, replaced) the same way. Returns those of both that
+    did not fit behind earlier admissions."""
     if not own and not extras and not any(f.free for f in state.fills.values()):
         _replay_others(state, deployment_key)
-        return set()
+        return Overcommitted()
+    # An event's k is its position in [*own, *extras]; -1 marks another
+    # deployment's allocation, which sorts first among equal keys.
     events: list[tuple[str, str, str, int, object]] = []
     for pool in state.cluster.pools or ():
         if pool.name not in state.fills:
@@ -155,7 +172,8 @@ def replay(
         events.append((order, "", "", k, pods))
     # Sorting by replica then pool keeps the replay independent of input order.
     events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
-    failed: set[int] = set()
+    own_misfits: set[int] = set()
+    extra_misfits: set[int] = set()
     for _, _, pool, k, pods in events:
         if k < 0:
             place_groups(state.fills, [(pool, pods)])  # type: ignore[list-item]
@@ -165,10 +183,10 @@ def replay(
             if fits:
                 state.own += 1
             else:
-                failed.add(own[k][1])
+                own_misfits.add(own[k][1])
         elif not fits:
-            failed.add(-1 - extras[k - len(own)][1])
-    return failed
+            extra_misfits.add(extras[k - len(own)][1])
+    return Overcommitted(frozenset(own_misfits), frozenset(extra_misfits))
 
 
 def _replay_others(state: ClusterState, deployment_key: str) -> None:

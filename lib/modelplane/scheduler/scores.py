@@ -16,16 +16,17 @@ Remaining ties go to the cluster name, ascending.
 
 Each normalised score falls as its raw value rises, so "best normalised
 scores" is exactly "lowest raw values": ``select_key`` gives the raw tuple
-the scheduler keeps in a heap (one push per bind instead of re-scoring the
+``Ranking`` keeps in a heap (one push per bind instead of re-scoring the
 fleet per replica); ``rank`` is the normalised view of the same order.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 
 from .filters import untolerated
-from .plan import ClusterState, Plan
+from .plan import ClusterState, NoRoom, Plan
 from .types import PREFER_NO_SCHEDULE, Deployment
 
 MAX_SCORE = 100.0
@@ -82,3 +83,39 @@ def rank(deployment: Deployment, feasible: Mapping[str, tuple[ClusterState, Plan
     scored = [(name, tuple(scores[name] for scores in per_score)) for name in feasible]
     scored.sort(key=lambda item: (tuple(-x for x in item[1]), item[0]))
     return scored
+
+
+class Ranking:
+    """The score phase: clusters with room for one more replica, best first.
+
+    Each cluster is scored once, into a heap of (``select_key``, name), so
+    ties go to the name. Binding changes one cluster's fill only, so only
+    that cluster is re-scored (``rescore``); the entries that leaves stale
+    are skipped when they surface.
+    """
+
+    def __init__(
+        self, deployment: Deployment, plans: Mapping[str, tuple[ClusterState, Plan | NoRoom]]
+    ) -> None:
+        """Score every cluster in ``plans`` that has room (a ``Plan``)."""
+        self._deployment = deployment
+        self._keys = {n: select_key(deployment, s, p) for n, (s, p) in plans.items() if isinstance(p, Plan)}
+        self._heap = [(k, n) for n, k in self._keys.items()]
+        heapq.heapify(self._heap)
+
+    def pop_best(self) -> str | None:
+        """Take the best cluster off the heap until it is re-scored; None
+        when no cluster has room."""
+        heap = self._heap
+        while heap and self._keys.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)
+        return heapq.heappop(heap)[1] if heap else None
+
+    def rescore(self, name: str, state: ClusterState, plan: Plan | NoRoom) -> None:
+        """Rank cluster ``name`` again with its new ``plan``, or drop it when
+        it has no room left."""
+        if isinstance(plan, Plan):
+            key = self._keys[name] = select_key(self._deployment, state, plan)
+            heapq.heappush(self._heap, (key, name))
+        else:
+            del self._keys[name]

@@ -22,7 +22,7 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from modelplane.digestcache import DigestCache
+from modelplane.pipeline.memo import DigestMemo
 from modelplane.render.engine import Codec
 
 DECODED = 20_000
@@ -31,7 +31,7 @@ DECODED = 20_000
 class CachingCodec(Codec):
     def __init__(self, decoded: int = DECODED) -> None:
         self._encoded: dict[int, tuple[Any, bytes]] = {}
-        self._decoded: DigestCache[dict] = DigestCache(decoded)
+        self._decoded: DigestMemo[dict] = DigestMemo(decoded)
         self.hits = self.misses = 0    # encodes; decodes count in ``_decoded``
 
     def encode(self, obj: dict) -> struct_pb2.Struct:

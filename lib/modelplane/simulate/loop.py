@@ -52,12 +52,15 @@ from typing import Any, Self
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import functions, paths
+from modelplane.physical import hardware
+from modelplane.physical.interface import PhysicalFleet, RemoteKey
+from modelplane.physical.simulated import Physical
 from modelplane.render import FunctionPool, RenderError, RenderInputs, RenderOutput, reader, render
-from modelplane.simulate import health, nodes
+from modelplane.simulate import health
 from modelplane.simulate.codec import CachingCodec
-from modelplane.simulate.physical import Physical, RemoteKey
 from modelplane.simulate.store import Selector, Store, Watches
-from modelplane.simulate.world import KIND_ORDER, Key, World, is_xr, key_of, label
+from modelplane.simulate.world import KIND_ORDER, Key, World, key_of, label
+from modelplane.validate.admission import is_xr, load_dir
 
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
 # The pipeline context key that carries the simulated clock to the functions (docs/contracts.md).
@@ -139,7 +142,7 @@ class Simulator:
                  functions: list[dict] | None = None, unready: set[str] | None = None, timeout: float = 60.0,
                  incremental: bool = True, workers: int = 4,
                  on_round: Callable[[Simulator, int], None] | None = None,
-                 hardware: dict[str, dict] | None = None, physical: Physical | None = None,
+                 hardware: dict[str, dict] | None = None, physical: PhysicalFleet | None = None,
                  batch: dict[str, int] | None = None, spread: dict[str, int] | None = None):
         self.world = world
         self.pool = pool
@@ -172,8 +175,8 @@ class Simulator:
         # cluster -> (owner, resource name) -> (the object as last synced, what its status depended on)
         self._synced: dict[str, dict[tuple[Key, str], tuple[dict, tuple]]] = {}
         self.book = health.AddressBook()
-        # simulate --lab passes the lab's real clusters (modelplane.lab.backend.LabPhysical) instead.
-        self.physical = physical if physical is not None else Physical()
+        # simulate --lab passes the lab's real clusters (modelplane.lab.LabPhysical) instead.
+        self.physical: PhysicalFleet = physical if physical is not None else Physical()
         self.store = Store()
         self.watches = Watches()
         # Dirty XRs, oldest first (a dict keeps the order keys were marked in).
@@ -420,7 +423,7 @@ class Simulator:
         self.targets.setdefault(target, set()).add((key, name))
 
     # ----- the physical clusters --------------------------------------------------------
-    def _hardware(self, cluster: str) -> tuple[nodes.Hardware, str] | None:
+    def _hardware(self, cluster: str) -> tuple[hardware.Hardware, str] | None:
         state = self.world.xrs.get((CLUSTER_KIND, "", cluster))
         if state is None:
             return None
@@ -433,14 +436,14 @@ class Simulator:
             elif cls is not None:
                 classes[name] = cls.obj.get("spec") or {}
         ready = _ready_pools(state.composed)
-        key = nodes.fingerprint(state.obj, classes, ready)
-        known = getattr(self.physical, "clusters", {}).get(cluster)
-        if known is not None and getattr(known, "hardware_key", None) == key:
+        key = hardware.fingerprint(state.obj, classes, ready)
+        known = self.physical.clusters.get(cluster)
+        if known is not None and known.hardware_key == key:
             return known.hardware, key
         try:
-            return nodes.build(state.obj, classes, ready), key
+            return hardware.build(state.obj, classes, ready), key
         except Exception as err:  # noqa: BLE001 - a cluster the lab builders refuse has no hardware
-            return nodes.Hardware(), f"{key}/{type(err).__name__}"
+            return hardware.Hardware(), f"{key}/{type(err).__name__}"
 
     def _physics(self) -> None:
         while self.physics_dirty:
@@ -477,7 +480,7 @@ class Simulator:
             generation=(lambda kind, ns, name: wc.generation((kind, ns, name))) if wc else (lambda *_: 1),
             has=lambda kind, ns, name: (kind, ns, name) in manifests,
         )
-        lab = wc if wc is not None and hasattr(wc, "observed") else None   # simulate --lab: real servers
+        real = wc is not None and wc.holds_objects   # simulate --lab: objects live on real servers
         route_targets = frozenset(manifests)
         last, synced = self._synced.get(cluster, {}), {}
         self._synced[cluster] = synced
@@ -490,17 +493,17 @@ class Simulator:
                          wc.status(remote, now) if wc is not None and remote and remote[0] in health.WORKLOAD_KINDS
                          else route_targets if remote and remote[0] in ("HTTPRoute", "InferencePool") else None)
             seen = last.get((owner, name))
-            if lab is None and seen is not None and seen[0] is obj and seen[1] == signature:
+            if not real and seen is not None and seen[0] is obj and seen[1] == signature:
                 synced[(owner, name)] = seen
                 continue
             observed = None
             if obj.get("kind") == "Object" and reachable is None:
                 manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-                observed = lab.observed(manifest) if lab else health.observed_remote(manifest, place)
+                observed = wc.observed(manifest) if real else health.observed_remote(manifest, place)
             status = health.composed_status(obj, place, ready=self._ready(name, obj), unreachable=reachable,
                                             observed=observed, previous=previous)
-            if lab and obj.get("kind") == "Object" and reachable is None:
-                status = lab.judge(obj, status)   # a refused or absent remote object is not Ready
+            if real and obj.get("kind") == "Object" and reachable is None:
+                status = wc.judge(obj, status)   # a refused or absent remote object is not Ready
             status = health.restamp(status, previous)
             if status != previous:
                 state = self.world.xrs[owner]
@@ -672,8 +675,6 @@ def simulate_dir(directory: Path, *, unready: set[str] | None = None, max_rounds
 
 def load(directory: Path, pool: FunctionPool, **options: Any) -> Simulator:
     """A Simulator of every manifest under ``directory``, nothing reconciled yet."""
-    from modelplane.simulate.world import load_dir
-
     xrs, others = load_dir(directory)
     world = World(others=others)
     for obj in xrs:

@@ -6,8 +6,8 @@ clusters), so tests compare lines.
 from __future__ import annotations
 
 from modelplane import conditions as C
+from modelplane.physical.simulated import Physical
 from modelplane.render import yamlout
-from modelplane.simulate.physical import Physical
 from modelplane.simulate.world import World, label
 
 

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from modelplane import paths
 from modelplane.errors import InputError
 from modelplane.render import reader
-from modelplane.simulate.world import XR_KINDS, is_xr
+from modelplane.validate.admission import XR_KINDS, admitted, is_xr
 
 VERBS = ("apply", "delete", "cluster", "advance", "settle")
 _DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
@@ -113,9 +114,7 @@ def parse(path: Path) -> list[Step]:
 
 
 def manifests(target: Path) -> list[dict]:
-    files = [target] if target.is_file() else sorted(
-        p for p in target.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-    return [d for f in files for d in reader.load_all_fast(f.read_text(encoding="utf-8"))
+    return [d for f in paths.yaml_files(target) for d in reader.load_all_fast(f.read_text(encoding="utf-8"))
             if isinstance(d, dict) and d.get("kind")]
 
 
@@ -143,8 +142,6 @@ class Runner:
             getattr(self, f"_{step.verb}")(step)
 
     def _apply(self, step: Step) -> None:
-        from modelplane.simulate.world import admitted
-
         for doc in manifests(self.base / step.arg):
             if is_xr(doc):
                 self.sim.world.apply(admitted(doc))

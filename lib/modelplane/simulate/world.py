@@ -20,18 +20,13 @@ from __future__ import annotations
 
 import copy as _copy
 import datetime
-import functools
 import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from modelplane.render import reader
-
-GROUP = "modelplane.ai"
-API_VERSION = f"{GROUP}/v1alpha1"
+from modelplane.validate.admission import XR_KINDS
 
 # Reconcile order: what others read comes first, so a round converges fast.
 KIND_ORDER = (
@@ -44,7 +39,7 @@ KIND_ORDER = (
     "ModelEndpoint",
     "ModelService",
 )
-XR_KINDS = frozenset(KIND_ORDER)
+assert frozenset(KIND_ORDER) == XR_KINDS, "every XR kind has its place in the reconcile order"
 _EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 Key = tuple[str, str, str]
@@ -60,10 +55,6 @@ def key_of(obj: dict) -> Key:
 def label(key: Key) -> str:
     kind, ns, name = key
     return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
-
-
-def is_xr(obj: dict) -> bool:
-    return obj.get("apiVersion") == API_VERSION and obj.get("kind") in XR_KINDS
 
 
 def sort_key(key: Key) -> tuple:
@@ -169,33 +160,3 @@ class World:
             label(k): json.dumps({"obj": s.obj, "composed": s.composed, "fatal": s.fatal}, sort_keys=True)
             for k, s in self.xrs.items()
         }
-
-
-@functools.cache
-def _xrd_validator():
-    from modelplane import paths
-    from modelplane.validate import Validator
-    return Validator.from_paths([paths.APIS])
-
-
-def admitted(doc: dict) -> dict:
-    """``doc`` as the API server stores it: with the defaults its XRD's schema declares (a
-    ModelDeployment's pod template gets ``httpGet.scheme: HTTP``, ``fieldRef.apiVersion: v1``...,
-    which functions then copy into what they compose; found against real Crossplane)."""
-    return _xrd_validator().apply_defaults(doc)
-
-
-def load_dir(directory: Path) -> tuple[list[dict], list[dict]]:
-    """All manifests under ``directory`` (recursively, name order): (XRs, defaulted as admitted; others)."""
-    xrs: list[dict] = []
-    others: list[dict] = []
-    files = sorted(p for p in Path(directory).rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-    for path in files:
-        for doc in reader.load_all_fast(path.read_text(encoding="utf-8")):
-            if not isinstance(doc, dict) or not doc.get("kind"):
-                continue
-            if is_xr(doc):
-                xrs.append(admitted(doc))
-            else:
-                others.append(doc)
-    return xrs, others

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from modelplane import paths as where
+
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -25,7 +27,6 @@ _Loader.yaml_implicit_resolvers = {
     for ch, resolvers in _Base.yaml_implicit_resolvers.items()
 }
 
-YAML_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -49,11 +50,8 @@ def load_file(path: Path) -> list[Any]:
 
 def yaml_files(paths: Iterable[Path | str]) -> Iterator[Path]:
     """YAML files named by ``paths`` (directories recursively, sorted)."""
-    for p in map(Path, paths):
-        if p.is_dir():
-            yield from sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in YAML_SUFFIXES)
-        else:
-            yield p
+    for p in paths:
+        yield from where.yaml_files(p)
 
 
 def documents(paths: Iterable[Path | str]) -> Iterator[Document]:

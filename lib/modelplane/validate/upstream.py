@@ -59,8 +59,8 @@ def _load(crds: str) -> UpstreamSchemas:
     root = Path(crds)
     if not root.is_dir():
         raise FileNotFoundError(f"upstream CRD folder {root} does not exist; set $MODELPLANE_CRDS")
-    for f in sorted(root.rglob("*")):
-        if f.suffix in (".yaml", ".yml") and "kubernetes-openapi" not in f.parts:
+    for f in paths.yaml_files(root):
+        if "kubernetes-openapi" not in f.parts:
             s.add_crd_file(f)
     swagger = root / "kubernetes-openapi" / SWAGGER_RELEASE / "swagger.json"
     if swagger.is_file():

@@ -54,8 +54,8 @@ from typing import Any
 from modelplane.e2e import certs, upstream
 from modelplane.e2e.packages import BUILT_PROVIDERS, STANDIN_ANNOTATION
 from modelplane.kube.client import ApiError, Client
+from modelplane.kube.net import free_port
 from modelplane.kube.process import Process
-from modelplane.render.runners import free_port
 
 NAMESPACE = "crossplane-system"
 ROOT_CA = "crossplane-root-ca"

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.simulate.kubesched import Pod
+from modelplane.physical.kubesched import Pod
 
 KINDS = ("Deployment", "LeaderWorkerSet", "Job", "StatefulSet")
 PROGRESS_DEADLINE = 600

@@ -31,8 +31,8 @@ from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
 
 from modelplane.errors import InputError
-from modelplane.function import Composition, one_line
-from modelplane.received import Received, receive
+from modelplane.pipeline.composition import Composition, one_line
+from modelplane.pipeline.received import Received, receive
 
 Compose = Callable[[Composition], None]
 
@@ -208,6 +208,7 @@ async def _serve(runner: FunctionRunner, address: str, creds, insecure: bool, op
 
 def serve(
     function: str,
+    compose: Compose,
     *,
     address: str = DEFAULT_ADDRESS,
     tls_certs_dir: str | None = None,
@@ -217,9 +218,9 @@ def serve(
     max_send_message_size: int | None = None,
     grace: float = SHUTDOWN_GRACE_SECONDS,
 ) -> None:
-    """Serve ``function`` until SIGTERM/SIGINT (blocking); in-flight calls finish first."""
-    from modelplane.functions import load
-
+    """Serve ``compose`` as function ``function`` until SIGTERM/SIGINT (blocking); in-flight calls
+    finish first. The caller looks the function up (``modelplane.functions.load``): this layer knows
+    no function by name."""
     fnlogging.configure(level=fnlogging.Level.DEBUG if debug else fnlogging.Level.INFO)
     if not insecure and not tls_certs_dir:
         raise SystemExit(
@@ -232,5 +233,5 @@ def serve(
         ("grpc.max_send_message_length", send * 1024 * 1024),
     ]
     creds = None if insecure else runtime.load_credentials(tls_certs_dir)
-    runner = FunctionRunner(function, load(function))
+    runner = FunctionRunner(function, compose)
     asyncio.run(_serve(runner, address, creds, insecure, options, grace))

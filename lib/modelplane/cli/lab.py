@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from modelplane import lab
 from modelplane.errors import InputError
 from modelplane.kube import ApiError
-from modelplane.lab import runner
-from modelplane.lab.state import default_dir
+from modelplane.lab import default_dir
 
 
 def parser() -> argparse.ArgumentParser:
@@ -24,8 +24,8 @@ def parser() -> argparse.ArgumentParser:
     u = sub.add_parser("up", help="start one cluster per InferenceCluster in DIR")
     u.add_argument("directory", metavar="DIR", type=Path, help="manifests with InferenceClusters and InferenceClasses")
     u.add_argument("--state", type=Path, default=None, help=state_help)
-    u.add_argument("--timeout", type=float, default=runner.READY_TIMEOUT, metavar="S",
-                   help=f"give up when not ready after S seconds (default {runner.READY_TIMEOUT:.0f})")
+    u.add_argument("--timeout", type=float, default=lab.READY_TIMEOUT, metavar="S",
+                   help=f"give up when not ready after S seconds (default {lab.READY_TIMEOUT:.0f})")
     s = sub.add_parser("status", help="every lab process: pid, alive, port, memory; a crashed one with its log")
     s.add_argument("--state", type=Path, default=None, help=state_help)
     d = sub.add_parser("down", help="stop every process the lab started")
@@ -40,7 +40,7 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         return _up(args, out, err)
     if args.command == "status":
         return _status(args, out, err)
-    stopped = runner.down(args.state)
+    stopped = lab.down(args.state)
     print(f"stopped {len(stopped)} processes" + (f": {', '.join(stopped)}" if stopped else " (no lab running)"),
           file=out)
     return 0
@@ -51,7 +51,7 @@ def _up(args, out: TextIO, err: TextIO) -> int:
         print(f"modelplane lab up: {args.directory}: not a directory", file=err)
         return 2
     try:
-        state = runner.up(args.directory, args.state, timeout=args.timeout,
+        state = lab.up(args.directory, args.state, timeout=args.timeout,
                           progress=lambda msg: print(msg, file=out, flush=True))
     except InputError as e:
         print(f"modelplane lab up: {e}", file=err)
@@ -68,7 +68,7 @@ def _up(args, out: TextIO, err: TextIO) -> int:
 
 
 def _status(args, out: TextIO, err: TextIO) -> int:
-    state, rows = runner.status(args.state)
+    state, rows = lab.status(args.state)
     if state is None:
         print("no lab here (modelplane lab up DIR starts one)", file=out)
         return 3

@@ -38,7 +38,7 @@ def run(argv: list[str]) -> int:
     from modelplane.e2e import controlplane
     from modelplane.e2e.upstream import MissingTool
     from modelplane.kube.process import ComponentError
-    from modelplane.lab.runner import LabError
+    from modelplane.lab import LabError
 
     try:
         if args.action == "up":

@@ -20,12 +20,12 @@ from crossplane.function import cli as sdkcli
 
 # name -> (module, one-line help). Modules expose run(argv) -> int.
 SUBCOMMANDS = {
-    "render": ("modelplane.render.cli", "Render an XR through its Composition (crossplane render parity)"),
-    "simulate": ("modelplane.simulate.cli", "Reconcile a whole fleet of manifests on this machine"),
-    "validate": ("modelplane.validate.cli", "Validate manifests against the XRDs and upstream schemas"),
-    "demo": ("modelplane.simulate.demo", "Simulate the example fleet and print a short summary"),
-    "e2e": ("modelplane.e2e.cli", "A control plane where real Crossplane reconciles Modelplane"),
-    "lab": ("modelplane.lab.cli", "Local workload clusters with fake GPU nodes (up DIR | status | down)"),
+    "render": ("modelplane.cli.render", "Render an XR through its Composition (crossplane render parity)"),
+    "simulate": ("modelplane.cli.simulate", "Reconcile a whole fleet of manifests on this machine"),
+    "validate": ("modelplane.cli.validate", "Validate manifests against the XRDs and upstream schemas"),
+    "demo": ("modelplane.cli.demo", "Simulate the example fleet and print a short summary"),
+    "e2e": ("modelplane.cli.e2e", "A control plane where real Crossplane reconciles Modelplane"),
+    "lab": ("modelplane.cli.lab", "Local workload clusters with fake GPU nodes (up DIR | status | down)"),
 }
 
 
@@ -34,21 +34,23 @@ SUBCOMMANDS = {
 @sdkcli.standard_options
 def serve_command(function, debug, address, tls_certs_dir, insecure, max_recv_message_size, max_send_message_size):
     """Serve FUNCTION (or $MODELPLANE_FUNCTION) over gRPC, as Crossplane runs it."""
-    from modelplane import functions, runtime
+    from modelplane import functions
+    from modelplane.pipeline import server
 
     if not function:
         raise click.UsageError("name the function to serve, or set MODELPLANE_FUNCTION")
     try:
-        functions.load(function)
+        compose = functions.load(function)
     except KeyError as err:
         raise click.UsageError(str(err.args[0])) from None
-    runtime.serve(
+    server.serve(
         functions.canonical(function),
+        compose,
         address=address,
         tls_certs_dir=tls_certs_dir,
         insecure=insecure,
         debug=debug,
-        max_recv_message_size=max(max_recv_message_size, runtime.DEFAULT_MAX_RECV_MB),
+        max_recv_message_size=max(max_recv_message_size, server.DEFAULT_MAX_RECV_MB),
         max_send_message_size=max_send_message_size,
     )
 
@@ -74,7 +76,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     module = importlib.import_module(SUBCOMMANDS[command][0])
     return int(module.run(rest) or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

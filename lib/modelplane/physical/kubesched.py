@@ -32,8 +32,8 @@ from decimal import Decimal
 from typing import Any
 
 from modelplane import cel
+from modelplane.physical.hardware import Hardware, Node
 from modelplane.quantity import Quantity, QuantityError
-from modelplane.simulate.nodes import Hardware, Node
 
 _BLOCKING = ("NoSchedule", "NoExecute")
 

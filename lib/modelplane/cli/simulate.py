@@ -62,7 +62,7 @@ def load_hardware(path: Path) -> dict[str, dict]:
 
 def _lab(state: str, hardware: dict | None) -> dict:
     """simulate --lab: the lab's clusters replace the physical model (modelplane.lab.backend)."""
-    from modelplane.lab.backend import open_lab
+    from modelplane.lab import open_lab
     return {"physical": open_lab(state or None, hardware)}
 
 
@@ -123,7 +123,7 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
             print(file=out)
             out.write(report.resources(world))
     if args.lab is not None:
-        from modelplane.lab.backend import warnings
+        from modelplane.lab import warnings
         for line in warnings(sim.physical):
             print(f"modelplane simulate --lab: {line}", file=err)
     if unsettled:

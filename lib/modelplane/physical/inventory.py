@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.errors import InputError
-from modelplane.inference_class import check_class
 from modelplane.labels import POOL
 from modelplane.platform import eks, gke
 from modelplane.platform.common import NAMESPACE, RWX_STORAGE_CLASS
+from modelplane.platform.inference_class import check_class
 
 API = "modelplane.ai/v1alpha1"
 

@@ -19,7 +19,7 @@ def digest(wire: bytes) -> bytes:
     return hashlib.blake2b(wire, digest_size=16).digest()
 
 
-class DigestCache(Generic[V]):
+class DigestMemo(Generic[V]):
     def __init__(self, limit: int) -> None:
         self._values: OrderedDict[bytes, V] = OrderedDict()
         self._limit = limit

@@ -26,9 +26,9 @@ from typing import TextIO
 
 import yaml
 
-from .. import paths
-from . import Validator, manifests
-from .upstream import UpstreamSchemas
+from modelplane import paths
+from modelplane.validate import Validator, manifests
+from modelplane.validate.upstream import UpstreamSchemas
 
 
 def _parser() -> argparse.ArgumentParser:

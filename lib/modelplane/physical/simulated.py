@@ -1,6 +1,6 @@
 """A physical model of every workload cluster: what really runs where.
 
-Each InferenceCluster is a ``WorkloadCluster``: its hardware (``nodes``), the
+Each InferenceCluster is a ``WorkloadCluster``: its hardware (``hardware``), the
 workloads and ResourceClaimTemplates the control plane applied to it (the
 manifests of provider-kubernetes Objects naming its provider config), and
 their pods, bound by ``kubesched`` and managed by ``controllers``.
@@ -18,31 +18,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.simulate import controllers, kubesched
-from modelplane.simulate.controllers import Workload
-from modelplane.simulate.nodes import Hardware
+from modelplane.physical import controllers, kubesched
+from modelplane.physical.controllers import Workload
+from modelplane.physical.hardware import Hardware
+from modelplane.physical.interface import PendingPod, PoolUse, RemoteKey
 
-RemoteKey = tuple[str, str, str]   # kind, namespace, name
 CLAIM_TEMPLATE = "ResourceClaimTemplate"
 MAX_TURNS = 64
 
 
-@dataclass(frozen=True)
-class PoolUse:
-    pool: str
-    used: int
-    total: int
-
-
-@dataclass(frozen=True)
-class PendingPod:
-    owner: str        # Kind/namespace/name of the workload
-    pod: str
-    reason: str
-
-
 @dataclass
 class WorkloadCluster:
+    """One simulated cluster: a ``physical.interface.ClusterView``."""
+
+    # Statuses here follow from the manifests and the clock alone: the loop may reuse them.
+    holds_objects = False
+
     name: str
     hardware: Hardware = field(default_factory=Hardware)
     hardware_key: str = ""
@@ -92,6 +83,14 @@ class WorkloadCluster:
         w = self.workloads.get(key)
         return w.generation if w is not None else 1
 
+    def observed(self, manifest: Mapping[str, Any]) -> dict | None:
+        """No object is held: the loop derives what provider-kubernetes observes from ``status``."""
+        return None
+
+    def judge(self, obj: Mapping[str, Any], status: dict) -> dict:
+        """Nothing refuses an apply here: the status stands."""
+        return status
+
     def capacity(self) -> list[PoolUse]:
         """Devices used / total per pool, pools in spec order."""
         used_by_node: dict[str, int] = {}
@@ -116,7 +115,8 @@ class WorkloadCluster:
 
 @dataclass
 class Physical:
-    """Every workload cluster, and one creation counter across them (pods bind in creation order)."""
+    """Every workload cluster, and one creation counter across them (pods bind in creation order):
+    a ``physical.interface.PhysicalFleet``."""
 
     clusters: dict[str, WorkloadCluster] = field(default_factory=dict)
     counter: int = 0

@@ -26,9 +26,10 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
-from modelplane import conditions, structs
+from modelplane import conditions
 from modelplane.errors import InputError
-from modelplane.received import Received
+from modelplane.pipeline import structs
+from modelplane.pipeline.received import Received
 
 # Metadata a function may carry from an observed resource into desired state;
 # everything else under metadata is set by the API server.

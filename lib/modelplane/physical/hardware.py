@@ -1,6 +1,6 @@
 """The hardware of one simulated workload cluster: nodes, their DRA devices, DeviceClasses.
 
-Built with the lab's builders (``modelplane.lab.fleet``), so ``simulate`` and
+Built with the lab's builders (``modelplane.physical.inventory``), so ``simulate`` and
 ``modelplane lab`` put the same Nodes (labels, taints, allocatable room) and
 ResourceSlices under the same pods; here the manifests are read back into
 plain values the simulated kube-scheduler works on:
@@ -28,9 +28,9 @@ from typing import Any
 
 from modelplane import cel
 from modelplane.errors import InputError
-from modelplane.inference_class import check_class
-from modelplane.lab import fleet as lab
 from modelplane.labels import POOL
+from modelplane.physical import inventory
+from modelplane.platform.inference_class import check_class
 from modelplane.quantity import Quantity
 
 
@@ -107,17 +107,17 @@ def build(cluster: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]],
         return Hardware()
     used = {p.get("class", ""): _valid(classes.get(p.get("class", ""))) for p in pools}
     docs = [{**cluster, "spec": {**spec, "nodePools": pools}}]
-    docs += [{"apiVersion": lab.API, "kind": "InferenceClass", "metadata": {"name": n}, "spec": s}
+    docs += [{"apiVersion": inventory.API, "kind": "InferenceClass", "metadata": {"name": n}, "spec": s}
              for n, s in used.items()]
-    view = lab.read_fleet(docs)
+    view = inventory.read_fleet(docs)
     the = view.clusters[0]
     by_pool = {p.name: view.classes[p.class_name] for p in the.pools}
     nodes = []
-    for manifest in lab.nodes(the):
+    for manifest in inventory.nodes(the):
         meta = manifest["metadata"]
         pool = meta["labels"][POOL]
         devices = []
-        for s in lab.resource_slices(the, meta["name"], by_pool[pool]):
+        for s in inventory.resource_slices(the, meta["name"], by_pool[pool]):
             driver = s["spec"]["driver"]
             devices += [SliceDevice(d["name"], driver, _device(driver, d)) for d in s["spec"]["devices"]]
         nodes.append(Node(
@@ -127,7 +127,7 @@ def build(cluster: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]],
             devices=tuple(devices),
         ))
     dcs = {dc["metadata"]["name"]: tuple(s["cel"]["expression"] for s in dc["spec"]["selectors"])
-           for dc in lab.device_classes(view, the)}
+           for dc in inventory.device_classes(view, the)}
     return Hardware(nodes=tuple(nodes), device_classes=dcs)
 
 

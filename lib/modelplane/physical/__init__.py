@@ -1,0 +1,18 @@
+"""What a workload cluster physically holds, and how its workloads come to run.
+
+The reconcile loop (``modelplane.simulate``) talks to a fleet of workload
+clusters through ``interface`` only; this package holds that interface and the
+simulated fleet behind it. ``modelplane.lab`` implements the same interface
+with real processes.
+
+- ``interface``: ``PhysicalFleet`` and ``ClusterView`` (``typing.Protocol``),
+  ``PoolUse``, ``PendingPod``, ``RemoteKey``
+- ``inventory``: pure builders of what a cluster holds before any workload
+  arrives: Nodes, DRA ResourceSlices, DeviceClasses, storage (the lab installs
+  them; the simulated model reads them)
+- ``hardware``: a cluster's nodes and devices, built from ``inventory``
+- ``kubesched``: kube-scheduler's node and DRA device allocation, as a model
+- ``controllers``: the Deployment, LeaderWorkerSet and Job controllers, as models
+- ``simulated``: ``Physical``, the simulated fleet (hardware + controllers +
+  scheduler, settled after every sync)
+"""

@@ -1,0 +1,15 @@
+"""What a composition function touches: one pipeline step, from the wire to ``fn.py`` and back.
+
+Named apart from the Crossplane SDK's ``crossplane.function`` (whose request,
+response and resource helpers this package builds on), this is the one place
+Modelplane meets protobuf on the function side:
+
+- ``received``: a RunFunctionRequest as it arrives, required resources kept as
+  wire bytes until read
+- ``structs``: a protobuf Struct as plain data, in one pass
+- ``xr``: an XR read through its generated Pydantic model, errors naming the field
+- ``composition``: ``Composition``, the object every ``fn.py`` writes to (desired
+  state seeded from observed, conditions, requirements, TTL)
+- ``memo``: values memoised by a digest of wire bytes (bounded, least recently used out)
+- ``server``: the gRPC server every function runs in (``modelplane serve``)
+"""
