@@ -6,6 +6,7 @@ from pathlib import Path
 
 import modelplane
 from modelplane import lab, paths
+
 from tests.architecture import imports
 
 ROOTS = {

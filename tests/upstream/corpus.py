@@ -14,7 +14,7 @@ from modelplane import paths
 from modelplane.validate import Validator, is_xrd, to_crd
 from modelplane.validate import manifests as manifest_files
 
-from tests.apis import test_rules
+from tests.apis import test_xrd_rules as test_rules
 from tests.validate import test_upstream, test_validator
 from tests.validate.xrds import crd, xrd
 

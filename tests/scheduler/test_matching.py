@@ -15,7 +15,7 @@ from modelplane.scheduler import (
     schedule,
 )
 
-from .test_scheduler_builders import (
+from tests.scheduler.builders import (
     CLASSES,
     FakeMatcher,
     _class,

@@ -16,7 +16,7 @@ from modelplane.scheduler.filters import (
     run_filters,
 )
 
-from .test_scheduler_builders import (
+from tests.scheduler.builders import (
     FakeMatcher,
     _cluster,
     _deployment,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import pytest
 from modelplane.scheduler import HELD, KEPT, Current, Eviction, PodGroup, PoolPlacement, schedule
 
-from .test_scheduler_builders import (
+from tests.scheduler.builders import (
     FakeMatcher,
     _alloc,
     _class,
@@ -63,7 +63,7 @@ EVICTIONS = [
 
 @pytest.mark.parametrize("case", EVICTIONS, ids=[c.name for c in EVICTIONS])
 def test_each_eviction_cause_is_reported(case: EvictCase) -> None:
-    from .test_scheduler_builders import CLASSES
+    from tests.scheduler.builders import CLASSES
 
     classes = {**CLASSES, **(case.classes or {})}
     got = schedule(case.deployment or _deployment(), _fleet(*case.clusters, classes=classes), case.current,

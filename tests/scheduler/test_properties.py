@@ -17,7 +17,7 @@ from modelplane.scheduler import (
 )
 from modelplane.scheduler.capacity import place_groups
 
-from .test_scheduler_builders import (
+from tests.scheduler.builders import (
     CLASSES,
     FakeMatcher,
     _alloc,

@@ -18,7 +18,7 @@ from modelplane.scheduler import (
     schedule,
 )
 
-from .test_scheduler_builders import (
+from tests.scheduler.builders import (
     FakeMatcher,
     _alloc,
     _cluster,
