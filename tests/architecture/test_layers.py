@@ -1,6 +1,7 @@
 """The house rule: each package imports only the layers below it (``modelplane.LAYERS``)."""
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -80,3 +81,27 @@ def test_the_checker_sees_a_reach_past_public_names(tmp_path):
         "modelplane.e2e imports lab.hidden, not in modelplane.lab.__all__",
         "modelplane.e2e imports modelplane.lab.runner: use `from modelplane.lab import ...`",
     ]
+
+
+def _packages() -> list[Path]:
+    return sorted(p.parent for p in paths.PACKAGE.glob("*/__init__.py"))
+
+
+def test_the_readme_table_names_every_package_and_vocabulary_module():
+    readme = (paths.ROOT / "README.md").read_text(encoding="utf-8")
+    table = [line for line in readme.splitlines() if line.startswith("| `lib/modelplane/")]
+    text = "\n".join(table)
+    missing = [p.name for p in _packages() if f"`{p.name}/`" not in text and f"/{p.name}/`" not in text]
+    vocabulary = next(line for line in table if line.startswith("| `lib/modelplane/*.py`"))
+    missing += [m for m in modelplane.LAYERS[0] if f"`{m}`" not in vocabulary]
+    assert missing == []
+
+
+def test_each_package_docstring_maps_its_modules():
+    """A package's docstring is its map: it names every module in it (``name`` or ``name.py``)."""
+    unnamed = []
+    for package in _packages():
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8"))) or ""
+        unnamed += [f"{package.name}/{f.name}" for f in sorted(package.glob("*.py"))
+                    if not f.name.startswith("_") and f"``{f.stem}``" not in doc and f"``{f.name}``" not in doc]
+    assert unnamed == []

@@ -9,6 +9,12 @@ Public surface (the engine, cel-python, stays inside :mod:`.adapter`)::
     stats() / reset_stats()
 
 Errors: CELError, and CELRejected (a CELError) for guard failures.
+
+Modules: ``adapter`` (the one module that talks to cel-python), ``library``
+(the DRA and Kubernetes function libraries, in plain Python), ``device`` (DRA
+devices as CEL sees them; selector matching with a memo), ``guards`` (limits
+checked before parsing), ``errors`` (the error tree), ``stats`` (counters of
+real CEL work).
 """
 from .adapter import Program, compile, evaluate_rule
 from .device import Device, DeviceError, MatchResult, match

@@ -8,7 +8,9 @@
     modelplane lab up DIR|status|down  local workload clusters (upstream programs, fake GPUs)
 
 Each subcommand lives in its own module and takes ``argv``; this module only
-dispatches, so ``modelplane --help`` stays cheap to import.
+dispatches, so ``modelplane --help`` stays cheap to import: ``render``,
+``simulate``, ``validate``, ``demo``, ``lab``, ``e2e``. This is the one
+package allowed to import every layer (``modelplane.LAYERS``).
 """
 from __future__ import annotations
 

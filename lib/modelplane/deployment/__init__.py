@@ -7,6 +7,8 @@ ModelEndpoint per placed replica (docs/contracts.md).
 
 Modules:
 
+- ``clusters``: the InferenceClusters read as the scheduler's dataclasses,
+  memoised by their wire bytes.
 - ``inputs``: requirements and adapters from the fetched resources to the
   scheduler's dataclasses. Clusters are read field by field straight from
   protobuf Structs: a fleet of 1,000 clusters is never turned into dicts.

@@ -17,5 +17,6 @@ ClusterProviderConfig):
 
 Modules: ``targets`` (which clusters, and what each is missing),
 ``hydrate`` (the remote object builders), ``status`` (per-cluster phase from
-the observed Job and PVC).
+the observed Job and PVC), ``compose`` (one ModelCache: the objects per
+cluster and the status they imply).
 """

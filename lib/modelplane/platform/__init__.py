@@ -1,8 +1,13 @@
 """The platform team's kinds: InferenceCluster and InferenceGateway.
 
 ``cluster`` composes one InferenceCluster from a table of cloud sources
-(``clouds``: GKE, EKS, Existing differ as data; the shared steps are written
-once), the inference stack (``stack``), the in-cluster gateway
+(``clouds``: GKE, EKS, AKS, Existing differ as data; the shared steps are
+written once), the inference stack (``stack``), the in-cluster gateway
 (``gateway``) and the pool status (``pools``). ``control_plane`` composes the
-one InferenceGateway.
+one InferenceGateway. ``inference_class`` checks an InferenceClass.
+
+- sources: ``gke`` (+ ``gke_network``), ``eks`` (+ ``eks_network``), ``aks``
+  (+ ``aks_names``: AKS node pool names), ``existing``
+- ``ordering``: deletion order as Crossplane Usages (clouds, provider configs)
+- ``common``: the namespace, labels, refs and condition types every builder shares
 """

@@ -9,7 +9,11 @@ Modules, one job each:
 - ``engine``: the pipeline and requirements loop -> ``RenderOutput``
 - ``finish``: composed-resource metadata and the XR's conditions
 - ``yamlout``: byte-exact YAML as go-yaml v2 prints it
-- ``cli``: flags, stdout/stderr and exit codes
+- ``schemas``: ``-s/--required-schemas``: SchemaSelectors answered offline
+- ``wire``: requests assembled from already serialised bytes
+- ``errors``: ``RenderError``, the one error render raises on purpose
+
+Its command line is ``modelplane.cli.render`` (flags, stdout/stderr, exit codes).
 
 Reuse (``modelplane simulate``)::
 

@@ -16,6 +16,7 @@ multiply demand; Synthetic devices (an InfiniBand NIC) must be present but
 are never consumed. Node fill is not reported, so it is rebuilt from the
 pools' allocations, replayed oldest admission first with first fit.
 
+Inputs and outputs are frozen dataclasses (``types.py``).
 ``schedule(deployment, fleet, current)`` (``core.py``) is pure and runs in
 phases, one call each, like the Kubernetes scheduler framework and Karmada:
 

@@ -12,7 +12,11 @@ A document whose apiVersion/kind has no schema gets one Finding with
 Modules: ``xrd`` (XRD -> CRD), ``openapi`` (schema walk, defaults),
 ``rules`` (CEL rules, ``check_xrd``), ``structural``, ``objectmeta``,
 ``kinds`` (schema sources), ``engine`` (one object, one schema),
-``upstream`` (composed resources), ``cli`` (``modelplane validate``).
+``upstream`` (composed resources), ``manifests`` (multi-document YAML from
+files and folders), ``finding`` (what is reported), ``admission`` (which
+manifests are Modelplane XRs, and the XRD defaults the API server applies:
+``simulate`` and ``lab`` load folders through it). The command line is
+``modelplane.cli.validate``.
 """
 from __future__ import annotations
 
