@@ -33,7 +33,7 @@ from modelplane.objects import remote_object
 from modelplane.platform import aks_names
 from modelplane.platform.clouds import (
     NETWORK_PREFIX,
-    Pool,
+    CloudPool,
     Source,
     Target,
     connection_secret,
@@ -168,7 +168,7 @@ def role_assignment(t: Target, observed: Mapping[str, Mapping[str, Any]]) -> dic
     }}
 
 
-def _scaling(p: Pool) -> dict[str, Any]:
+def _scaling(p: CloudPool) -> dict[str, Any]:
     if p.min_nodes is None and p.max_nodes is None:
         return {"nodeCount": p.node_count}
     # AKS needs maxCount >= 1 and minCount <= maxCount; the autoscaler owns the count.
@@ -177,7 +177,7 @@ def _scaling(p: Pool) -> dict[str, Any]:
     return {"autoScalingEnabled": True, "minCount": low, "maxCount": high}
 
 
-def pool(t: Target, p: Pool) -> dict:
+def pool(t: Target, p: CloudPool) -> dict:
     prov = provisioning_for(SOURCE, p)
     for j, zone in enumerate(p.zones):
         if zone not in ZONES:

@@ -47,7 +47,7 @@ class Target:
 
 
 @dataclass(frozen=True)
-class Pool:
+class CloudPool:
     """One spec.nodePools entry with its class's provisioning block for this cloud."""
 
     index: int
@@ -72,7 +72,7 @@ class Source:
     block: str                                             # gke | eks | aks | existing
     provisioning: str | None                               # InferenceClass spec.provisioning.<key>; None = nothing to provision
     infra: Callable[[Target], dict[str, dict]]             # composition-resource-name -> resource
-    pool: Callable[[Target, Pool], dict] | None            # the node pool resource
+    pool: Callable[[Target, CloudPool], dict] | None            # the node pool resource
     kubeconfig: Callable[[Target], dict[str, str]]         # Secret {namespace, name, key}
     cluster_key: str | None = None                         # the resource whose Ready means "cluster up"
     extra: Callable[[Target, str], dict[str, dict]] | None = None   # remote objects of this cloud (by provider config)
@@ -110,7 +110,7 @@ def kubernetes_version(t: Target) -> str:
     return version
 
 
-def provisioning_for(source: Source, pool: Pool) -> Mapping[str, Any]:
+def provisioning_for(source: Source, pool: CloudPool) -> Mapping[str, Any]:
     """The class's provisioning block for this cloud, or an InputError naming the pool's class."""
     if not pool.provisioning:
         raise InputError(f"{pool.field}.class",

@@ -29,7 +29,7 @@ from modelplane.objects import remote_namespace, remote_object, remote_status
 from modelplane.pipeline.composition import Composition, is_ready
 from modelplane.pipeline.xr import parse
 from modelplane.platform import aks, eks, existing, gateway, gke, ordering, pools, stack
-from modelplane.platform.clouds import NETWORK_PREFIX, Pool, Source, Target
+from modelplane.platform.clouds import NETWORK_PREFIX, CloudPool, Source, Target
 from modelplane.platform.common import GATEWAY_READY, NAMESPACE, cluster_labels
 from modelplane.schemas.inference_cluster import InferenceCluster
 
@@ -121,12 +121,12 @@ def wait_for_inputs(c: Composition) -> None:
     c.set_ready(is_ready(c.xr))
 
 
-def _pools(plan: Plan, inputs: Inputs) -> list[Pool]:
+def _pools(plan: Plan, inputs: Inputs) -> list[CloudPool]:
     out = []
     for i, p in enumerate(plan.spec["nodePools"]):
         cls = inputs.classes.get(p["class"])
         prov = ((cls or {}).get("provisioning") or {}).get(plan.source.provisioning or "")
-        out.append(Pool(i, p["name"], p["class"], p["nodeCount"], p.get("minNodeCount"), p.get("maxNodeCount"),
+        out.append(CloudPool(i, p["name"], p["class"], p["nodeCount"], p.get("minNodeCount"), p.get("maxNodeCount"),
                         tuple(p.get("zones") or ()), prov or None))
     return out
 

@@ -17,7 +17,7 @@ from typing import Any
 from modelplane import labels
 from modelplane.platform import eks_network
 from modelplane.platform.clouds import (
-    Pool,
+    CloudPool,
     Source,
     Target,
     connection_secret,
@@ -90,14 +90,14 @@ def infra(t: Target) -> dict[str, dict]:
     }
 
 
-def _scaling(p: Pool) -> dict[str, int]:
+def _scaling(p: CloudPool) -> dict[str, int]:
     # EKS needs maxSize >= 1 and minSize <= desiredSize <= maxSize.
     low = p.node_count if p.min_nodes is None else p.min_nodes
     high = max(1, low, p.node_count if p.max_nodes is None else p.max_nodes)
     return {"minSize": low, "maxSize": high, "desiredSize": min(max(p.node_count, low), high)}
 
 
-def pool(t: Target, p: Pool) -> dict:
+def pool(t: Target, p: CloudPool) -> dict:
     prov = provisioning_for(SOURCE, p)
     fp: dict[str, Any] = {
         "region": t.block["region"],

@@ -15,7 +15,7 @@ from modelplane import labels
 from modelplane.objects import remote_object
 from modelplane.platform import gke_network
 from modelplane.platform.clouds import (
-    Pool,
+    CloudPool,
     Source,
     Target,
     connection_secret,
@@ -74,7 +74,7 @@ def infra(t: Target) -> dict[str, dict]:
     return {"cluster": cluster, "service-filestore": service, **gke_network.infra(t)}
 
 
-def _scaling(pool: Pool) -> dict[str, Any]:
+def _scaling(pool: CloudPool) -> dict[str, Any]:
     """GKE counts nodes per zone; Modelplane counts them per pool.
 
     A fixed pool whose zones divide its count gets a per-zone nodeCount.
@@ -89,7 +89,7 @@ def _scaling(pool: Pool) -> dict[str, Any]:
     return {"autoscaling": {"totalMinNodeCount": low, "totalMaxNodeCount": max(low, high), "locationPolicy": "ANY"}}
 
 
-def pool(t: Target, p: Pool) -> dict:
+def pool(t: Target, p: CloudPool) -> dict:
     prov = provisioning_for(SOURCE, p)
     node: dict[str, Any] = {
         "machineType": prov["machineType"],
