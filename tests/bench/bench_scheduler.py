@@ -23,20 +23,9 @@ import time
 
 from modelplane import cel
 from modelplane.cel import Device
-from modelplane.scheduler import (
-    Allocation,
-    ClassDevice,
-    Cluster,
-    Deployment,
-    DeviceRequest,
-    Engine,
-    Fleet,
-    InferenceClass,
-    Member,
-    PodGroup,
-    Pool,
-    schedule,
-)
+from modelplane.scheduler import ClassDevice, Deployment, Fleet, InferenceClass, schedule
+
+from tests.scheduler.builders import _alloc, _cluster, _engine, _fleet, _pool, _standalone
 
 SIZES = (10, 100, 1000)
 COLD_RUNS = 5
@@ -90,28 +79,23 @@ def fleet(n: int, seed: int = 7) -> Fleet:
             allocs = ()
             if k < 2:  # two replicas of other deployments per cluster
                 allocs = (
-                    Allocation(
+                    _alloc(
                         f"team-{i}/other-{k}-c{i}",
-                        f"team-{i}/other",
                         f"2025-0{k + 1}-01T00:00:00Z/team-{i}/other/{k:05d}",
-                        (PodGroup(1, {"gpu": per_node}, False),),
+                        f"team-{i}/other",
+                        gpus=per_node,
                     ),
                 )
-            pools.append(Pool(f"{name}-pool", name, rnd.randint(2, 8), allocs))
-        clusters.append(
-            Cluster(f"cluster-{i:04d}", {"region": rnd.choice(["us", "eu"]), "tier": "prod"}, True, "", (), tuple(pools))
-        )
-    return Fleet(tuple(clusters), klasses, None, True)
+            pools.append(_pool(f"{name}-pool", name, rnd.randint(2, 8), allocs))
+        clusters.append(_cluster(f"cluster-{i:04d}", pools, labels={"region": rnd.choice(["us", "eu"]), "tier": "prod"}))
+    return _fleet(*clusters, classes=klasses)
 
 
 def deployment() -> Deployment:
-    request = DeviceRequest(
-        "gpu",
+    one_gpu = _standalone(
         1,
-        (
-            'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0',
-            'device.driver == "gpu.nvidia.com"',
-        ),
+        'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0',
+        'device.driver == "gpu.nvidia.com"',
     )
     return Deployment(
         namespace="ml-team",
@@ -119,7 +103,7 @@ def deployment() -> Deployment:
         created="2026-01-01T00:00:00Z",
         replicas=10,
         cluster_selector={"tier": "prod"},
-        engines=(Engine("qwen3-8b", 1, None, (Member("Standalone", 1, (request,)),)),),
+        engines=(_engine("qwen3-8b", members=[one_gpu]),),
     )
 
 

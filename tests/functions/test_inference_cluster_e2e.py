@@ -14,10 +14,8 @@ from modelplane.cli import render as render_cli
 from modelplane.render.runners import FunctionPool
 from modelplane.validate.upstream import assert_valid
 
-from tests.functions.test_inference_cluster import inputs, klass, xr
+from tests.functions.clusters import FN, inputs, klass, xr
 from tests.support import ROOT, call, desired, fatal, request, serve_process, status
-
-FN = "compose-inference-cluster"
 
 
 def test_over_real_grpc():

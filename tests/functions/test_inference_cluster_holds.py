@@ -13,8 +13,8 @@ import pytest
 from modelplane.objects import remote_object
 from modelplane.platform import ordering
 
-from tests.functions import test_inference_cluster as ic
-from tests.functions import test_inference_cluster_networks as net
+from tests.functions import cluster_networks as net
+from tests.functions import clusters as ic
 from tests.support import desired, fatal
 
 PROVIDER_CONFIG_KEYS = ("providerconfig-helm", "providerconfig-kubernetes")

@@ -1,12 +1,11 @@
 """compose-inference-cluster: the networks it composes (EKS, GKE, AKS) and AKS itself.
 
-Builders come from test_inference_cluster; each test changes one thing of a
-cluster a new user would write (EKS with only a region, GKE with only a
-region, AKS with only a location) and asserts the part under test.
+Builders come from clusters.py and cluster_networks.py; each test changes one
+thing of a cluster a new user would write (EKS with only a region, GKE with
+only a region, AKS with only a location) and asserts the part under test.
 """
 from __future__ import annotations
 
-import copy
 import ipaddress
 import re
 from typing import Any
@@ -15,42 +14,9 @@ import pytest
 from modelplane.platform import aks_names
 from modelplane.validate.upstream import assert_valid
 
-from tests.functions.test_inference_cluster import compose, pool, ready
+from tests.functions.cluster_networks import AKS_OBSERVED, aks, cluster, eks, gke, inputs, klass
+from tests.functions.clusters import compose, pool, ready
 from tests.support import conditions, desired, fatal, status
-
-GPU_CLASS = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com"}
-
-
-def klass(name: str = "l4-1x", **prov: dict) -> dict:
-    provisioning = prov or {"gke": {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4", "count": 1}},
-                            "eks": {"instanceType": "g6.xlarge"},
-                            "aks": {"vmSize": "Standard_NC24ads_A100_v4"}}
-    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceClass", "metadata": {"name": name},
-            "spec": {"devices": [dict(GPU_CLASS)], "provisioning": provisioning}}
-
-
-def inputs(*classes: dict) -> dict[str, list[dict]]:
-    out = {f"class-{c['metadata']['name']}": [c] for c in (classes or (klass(),))}
-    out["modelreplicas"] = []
-    return out
-
-
-def cluster(source: str, block: dict, pools: list[dict] | None = None, name: str = "prod-a") -> dict:
-    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": name},
-            "spec": {"cluster": {"source": source, source.lower(): copy.deepcopy(block)},
-                     "nodePools": pools if pools is not None else [pool()]}}
-
-
-def eks(pools: list[dict] | None = None, **block: Any) -> dict:
-    return cluster("EKS", {"region": "us-east-1", **block}, pools)
-
-
-def gke(pools: list[dict] | None = None, **block: Any) -> dict:
-    return cluster("GKE", {"region": "us-central1", "project": "proj-1", **block}, pools)
-
-
-def aks(pools: list[dict] | None = None, **block: Any) -> dict:
-    return cluster("AKS", {"location": "eastus2", **block}, pools)
 
 
 def fp(d: dict, key: str) -> dict:
@@ -63,11 +29,6 @@ def names(refs: list[dict]) -> list[str]:
 
 # ----- every composed resource is valid upstream -------------------------------------
 
-AKS_OBSERVED = {
-    "cluster": {"status": {"atProvider": {"identity": {"principalId": "00000000-0000-0000-0000-0000000000aa"}}}},
-    "net-subnet": {"status": {"atProvider": {"id": "/subscriptions/s/resourceGroups/prod-a-rg/providers/"
-                                                   "Microsoft.Network/virtualNetworks/prod-a-vnet/subnets/prod-a-nodes"}}},
-}
 BIG = {"count": 3, "minNodeCount": 1, "maxNodeCount": 6}
 VALID_CASES = {
     "eks only region": (eks([pool(), pool("big", **BIG, zones=["us-east-1b", "us-east-1d"])]), None),

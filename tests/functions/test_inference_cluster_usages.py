@@ -15,9 +15,9 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.validate.upstream import assert_valid
 
-from tests.functions import test_inference_cluster as ic
-from tests.functions import test_model_cache as mc
-from tests.functions import test_model_replica as mr
+from tests.functions import caches as mc
+from tests.functions import clusters as ic
+from tests.functions import replicas as mr
 from tests.support import desired, request, run, status
 
 CONFIG_API = {"kubernetes.m.crossplane.io": "kubernetes.m.crossplane.io/v1alpha1",

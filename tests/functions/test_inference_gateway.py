@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from modelplane.validate.upstream import assert_valid
 
+from tests.functions.shapes import Shape, assert_shape
 from tests.support import call, conditions, desired, fatal, request, run, serve_process, status
 
 FN = "compose-inference-gateway"
@@ -42,14 +42,6 @@ def test_every_composed_resource_passes_its_upstream_schema():
     assert {"IPAddressPool", "L2Advertisement"} <= {o["kind"] for o in composed.values()}
     for _, obj in sorted(composed.items()):
         assert_valid(obj)
-
-
-@dataclass
-class Shape:
-    name: str
-    x: dict
-    key: str
-    check: Callable[[dict], Any]
 
 
 SHAPES = [
@@ -87,9 +79,7 @@ SHAPES = [
 
 @pytest.mark.parametrize("case", SHAPES, ids=lambda s: s.name)
 def test_composed_shape(case: Shape):
-    rsp = run(FN, request(case.x))
-    assert fatal(rsp) is None
-    assert case.check(desired(rsp)[case.key]), desired(rsp)[case.key]
+    assert_shape(run(FN, request(case.x)), case)
 
 
 def test_cloud_load_balancer_composes_no_metallb():

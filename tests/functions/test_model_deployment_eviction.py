@@ -14,10 +14,10 @@ from __future__ import annotations
 import copy
 
 import pytest
-from modelplane.platform import pools as platform_pools
 
-from tests.functions.test_model_deployment import (
+from tests.functions.deployments import (
     CLASSES,
+    H100,
     L4,
     NS,
     QWEN_DEMO,
@@ -26,10 +26,9 @@ from tests.functions.test_model_deployment import (
     deployment,
     inputs,
     observe,
+    pool_status,
 )
 from tests.support import conditions, desired, status
-
-H100 = "h100-8x-ib"
 
 
 def _five_gpus(name: str, created: str, **spec) -> dict:
@@ -135,18 +134,6 @@ def test_own_terminating_replica_still_holds_its_devices_and_its_name():
 # --- the fleet loop: used <= total at every fixed point --------------------------
 
 
-def _pool_status(base: dict, replicas: list[dict]) -> dict:
-    """``base`` with the allocations compose-inference-cluster would publish:
-    the ModelReplicas labelled with its name."""
-    out = copy.deepcopy(base)
-    name = base["metadata"]["name"]
-    allocs = platform_pools.allocations(
-        r for r in replicas if r["metadata"]["labels"].get("modelplane.ai/cluster") == name)
-    for p in out["status"]["pools"]:
-        p["allocations"] = allocs.get(p["name"], [])
-    return out
-
-
 def _used(c: dict) -> dict[str, int]:
     return {p["name"]: sum(g["count"] * g["devices"].get("gpu", 0) for a in p["allocations"] for g in a["pods"])
             for p in c["status"]["pools"]}
@@ -156,7 +143,7 @@ def converge(xrs: list[dict], base: list[dict], rounds: int = 12, start: dict | 
     """Render every deployment per round until nothing changes; returns
     (observed per deployment, clusters as last published, last responses)."""
     observed = {x["metadata"]["name"]: dict((start or {}).get(x["metadata"]["name"], {})) for x in xrs}
-    published = [_pool_status(c, []) for c in base]
+    published = [pool_status(c, []) for c in base]
     last = {}
     for _ in range(rounds):
         before = copy.deepcopy(observed)
@@ -168,7 +155,7 @@ def converge(xrs: list[dict], base: list[dict], rounds: int = 12, start: dict | 
             name = x["metadata"]["name"]
             observed[name] = observe(last[name], url=True, ready=True)
         existing = [o for kids in observed.values() for o in kids.values() if o["kind"] == "ModelReplica"]
-        published = [_pool_status(c, existing) for c in base]
+        published = [pool_status(c, existing) for c in base]
         if observed == before:
             return observed, published, last
     raise AssertionError("no fixed point")
@@ -223,6 +210,6 @@ def test_a_class_that_shrinks_under_a_running_deployment_evicts_it():
         if d.get("claim", "DRA") == "DRA":
             d["count"] = 4  # 4 GPUs per node now: 5 pods of 1 GPU do not fit one node
     classes = [c for c in CLASSES if c["metadata"]["name"] != H100] + [small]
-    rsp = call(a, {"clusters": [_pool_status(cluster("p", ("gpu", H100, 1)), [])], "classes": classes}, start["a"])
+    rsp = call(a, {"clusters": [pool_status(cluster("p", ("gpu", H100, 1)), [])], "classes": classes}, start["a"])
     removals = status(rsp)["removals"]
     assert [(r["cause"], r["phase"]) for r in removals] == [("Evicted", "Draining")]

@@ -25,7 +25,7 @@ from modelplane.deployment.strategy import (
 )
 from modelplane.errors import InputError
 
-from tests.functions.test_model_deployment import (
+from tests.functions.deployments import (
     A100,
     L4,
     QWEN_DEMO,
@@ -33,8 +33,8 @@ from tests.functions.test_model_deployment import (
     deployment,
     inputs,
     observe,
+    pool_status,
 )
-from tests.functions.test_model_deployment_eviction import _pool_status
 from tests.support import conditions, desired, fatal, request, run, status
 
 FN = "compose-model-deployment"
@@ -213,7 +213,7 @@ def test_recreate_retires_everything_and_places_nothing_until_the_old_are_gone()
 
 def _live_clusters(base: list[dict], observed: dict) -> list[dict]:
     replicas = [o for o in observed.values() if o["kind"] == "ModelReplica"]
-    return [_pool_status(c, replicas) for c in base]
+    return [pool_status(c, replicas) for c in base]
 
 
 def _available(observed: dict) -> int:

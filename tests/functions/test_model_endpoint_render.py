@@ -4,7 +4,7 @@ from __future__ import annotations
 import yaml
 from modelplane.validate.upstream import assert_valid
 
-from tests.functions.test_model_replica_render import render
+from tests.functions.render import render
 from tests.support import ROOT
 
 

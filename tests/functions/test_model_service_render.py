@@ -3,16 +3,16 @@ from __future__ import annotations
 
 from modelplane.validate.upstream import assert_valid
 
-from tests.functions import test_model_service as service_cases
-from tests.functions.test_model_replica_render import render
+from tests.functions.render import render
+from tests.functions.services import endpoint, gateway, service
 
 
 def test_render_service_with_extra_resources(tmp_path):
-    xr = service_cases.service(({"team": "a"}, 3), ({"team": "b"}, 1))
-    a1, a2, b1 = (service_cases.endpoint(n) for n in ("a1", "a2", "b1"))
+    xr = service(({"team": "a"}, 3), ({"team": "b"}, 1))
+    a1, a2, b1 = (endpoint(n) for n in ("a1", "a2", "b1"))
     for e, team in ((a1, "a"), (a2, "a"), (b1, "b")):
         e["metadata"]["labels"] = {"team": team}
-    docs = render(tmp_path, xr, "modelservices", [service_cases.gateway(), a1, a2, b1])
+    docs = render(tmp_path, xr, "modelservices", [gateway(), a1, a2, b1])
     route = next(d for d in docs if d["kind"] == "HTTPRoute")
     assert_valid(route)
     weights = {r["name"]: r["weight"] for r in route["spec"]["rules"][0]["backendRefs"]}

@@ -17,8 +17,8 @@ from modelplane.kube import tools
 from modelplane.lab import runner
 from modelplane.validate.admission import load_dir
 
-from tests.bench.__main__ import table
-from tests.lab.conftest import SOLO
+from tests.bench.columns import table
+from tests.lab.lab_fleet import SOLO
 
 
 def _fleet(target: Path, clusters: int | None) -> Path:

@@ -16,18 +16,11 @@ from modelplane import paths
 from modelplane.lab import runner
 from modelplane.validate.admission import load_dir
 
-from tests.upstream.need import tool
-
-HERE = Path(__file__).resolve().parent
-SOLO = HERE / "fleets" / "solo"
+from tests.lab.lab_fleet import SOLO, need_tools
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "lab: starts lab workload clusters from the tool cache (make lab-test)")
-
-
-def need_tools() -> None:
-    tool(*runner.TOOLS)
 
 
 def fleet_dir(target: Path) -> Path:

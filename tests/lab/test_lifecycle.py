@@ -14,7 +14,7 @@ from modelplane.kube import Client
 from modelplane.lab import runner
 from modelplane.lab.state import LabState
 
-from tests.lab.conftest import SOLO, need_tools
+from tests.lab.lab_fleet import SOLO, need_tools
 
 pytestmark = [pytest.mark.slow, pytest.mark.lab]
 

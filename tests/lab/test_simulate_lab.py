@@ -17,7 +17,7 @@ from modelplane.simulate import report
 from modelplane.simulate.loop import simulate
 from modelplane.validate.admission import load_dir
 
-from tests.lab.conftest import SOLO
+from tests.lab.lab_fleet import SOLO
 
 pytestmark = [pytest.mark.slow, pytest.mark.lab]
 

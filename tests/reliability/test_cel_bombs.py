@@ -26,7 +26,7 @@ from modelplane import cel, paths
 from tests import support
 from tests.reliability import fleet
 from tests.reliability.bombs import BOMBS, Bomb
-from tests.reliability.conftest import SOAK, names_field, percentiles, report, require_function
+from tests.reliability.common import SOAK, names_field, percentiles, report, require_function
 from tests.reliability.procs import Server
 
 TARGET_MS = 10

@@ -18,7 +18,7 @@ from modelplane import functions
 from tests import support
 from tests.reliability import fleet
 from tests.reliability import strategies as S
-from tests.reliability.conftest import SOAK, SOAK_EXAMPLES, names_field, require_function
+from tests.reliability.common import SOAK, SOAK_EXAMPLES, names_field, require_function
 from tests.reliability.procs import Server
 
 # A hang guard, not a speed target: a call that takes this long is stuck (a

@@ -15,7 +15,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from tests import support
 from tests.reliability import fleet
-from tests.reliability.conftest import SOAK, percentiles, report, require_function
+from tests.reliability.common import SOAK, percentiles, report, require_function
 from tests.reliability.procs import Server
 
 GRACE_S = 5          # the SDK's shutdown grace period

@@ -20,7 +20,7 @@ from modelplane.pipeline.composition import without_status
 
 from tests import support
 from tests.reliability import fleet
-from tests.reliability.conftest import require_function
+from tests.reliability.common import require_function
 
 # A child every function must keep even when it composes nothing itself.
 STRAY = {

@@ -23,7 +23,7 @@ from modelplane.validate import Validator
 
 from tests import support
 from tests.reliability import certs, fleet
-from tests.reliability.conftest import require_function
+from tests.reliability.common import require_function
 from tests.reliability.procs import Server
 
 CLASS = "compose-inference-class"

@@ -21,7 +21,7 @@ from modelplane import functions, naming
 from tests import support
 from tests.reliability import fleet
 from tests.reliability import strategies as S
-from tests.reliability.conftest import SOAK, require_function
+from tests.reliability.common import SOAK, require_function
 
 TENANTS = ("team-a", "team-b")
 NAMESPACED = [f for f in functions.ALL if S.namespaced(S.PLURALS[f])]

@@ -1,7 +1,9 @@
 """keep(): every outcome of the keep phase, read by name from ``Kept``.
 
 One class of 8-GPU nodes and a one-member deployment keep the rows short;
-the builders below fill in everything a row does not mention.
+the builders (builders.py, wrapped below) fill in everything a row does not
+mention. ``_alloc()`` is another deployment's pod, admitted before this
+deployment existed.
 """
 
 from __future__ import annotations
@@ -10,28 +12,23 @@ from dataclasses import dataclass, field
 
 import pytest
 from modelplane.scheduler import (
-    DRA,
     HELD,
     KEPT,
-    STANDALONE,
     Allocation,
-    ClassDevice,
     Cluster,
     Current,
     Deployment,
-    DeviceRequest,
-    Engine,
     Fleet,
-    InferenceClass,
     Matches,
-    Member,
     PodGroup,
-    Pool,
     PoolPlacement,
 )
 from modelplane.scheduler.keep import OVERCOMMITTED, Kept, keep
 
-CLASSES = {"a100": InferenceClass("a100", (ClassDevice("gpu", None, 8, DRA, "gpu.nvidia.com"),))}
+from tests.scheduler import builders
+from tests.scheduler.builders import _alloc, _engine, _pool, _standalone
+
+CLASSES = {"a100": builders.CLASSES["a100"]}
 # Admission keys either side of the deployment's own (created 2025-01-01).
 EARLIER = "2024-01-01T00:00:00Z/ml/old/00000"
 LATER = "2026-01-01T00:00:00Z/ml/old/00000"
@@ -43,21 +40,13 @@ def _no_cel(expr: str, device: object) -> object:
 
 
 def _deployment(replicas: int = 1, gpus: int = 1) -> Deployment:
-    member = Member(STANDALONE, 1, (DeviceRequest("gpu", gpus),))
-    engines = (Engine("e", 1, None, (member,)),)
-    return Deployment("ml", "d", "2025-01-01T00:00:00Z", replicas=replicas, engines=engines)
+    return builders._deployment(replicas, engines=[_engine(members=[_standalone(gpus)])])
 
 
 def _cluster(
     name: str = "a", nodes: int = 2, allocations: tuple[Allocation, ...] = (), ready: bool = True
 ) -> Cluster:
-    return Cluster(name, ready=ready, pools=(Pool("a100", "a100", nodes, allocations),))
-
-
-def _others(gpus: int = 8) -> Allocation:
-    """Another deployment's pod, admitted before this deployment existed."""
-    pods = (PodGroup(1, {"gpu": gpus}),)
-    return Allocation("other/r-0", "other/r", "2020-01-01T00:00:00Z/other/r/00000", pods)
+    return builders._cluster(name, pools=[_pool(nodes=nodes, allocations=allocations)], ready=ready)
 
 
 def _replica(index: int, cluster: str = "a", replaced: str = "") -> Current:
@@ -114,7 +103,7 @@ CASES = [
          fills={"a": 1},
          removed=((0, "b", "a duplicate of replica 0 on a"),)),
     Case("a replica admitted after a pod that fills the node leaves, overcommitted", (_replica(0),),
-         clusters=(_cluster(nodes=1, allocations=(_others(),)),), gpus=8, leaving={0: ("a", OVERCOMMITTED)},
+         clusters=(_cluster(nodes=1, allocations=(_alloc(),)),), gpus=8, leaving={0: ("a", OVERCOMMITTED)},
          wanted=(0,), fills={"a": 0}, evicted=((0, "a", OVERCOMMITTED),)),
     Case("an extra admitted earlier stays; the replica of the same index leaves",
          (_replica(0), _extra(0, gpus=8, order=EARLIER)), clusters=(_cluster(nodes=1),), gpus=8,
@@ -158,7 +147,7 @@ def test_keep_names_every_outcome(case: Case) -> None:
 def test_a_leaving_replica_is_both_evicted_and_wanted_again() -> None:
     # The result phase relies on this: a replica re-placed on the cluster it
     # left drops its eviction, found by (index, cluster) in Kept.evicted.
-    full = _cluster(nodes=1, allocations=(_others(),))
+    full = _cluster(nodes=1, allocations=(_alloc(),))
     kept = _run(Case("two leave", (_replica(0, "gone"), _replica(1)), clusters=(full,), replicas=2, gpus=8))
     assert set(kept.leaving) == {0, 1}
     assert [(e.index, e.cluster) for e in kept.evicted] == [(i, e.cluster) for i, e in kept.leaving.items()]

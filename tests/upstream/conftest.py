@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from modelplane.kube import control_plane
 
+from tests.upstream import tables
 from tests.upstream.need import tool
 
 
@@ -41,20 +42,5 @@ def fleet():
     return world
 
 
-# Verdict tables filled by the judge suites and printed at the end of the run:
-# title -> rows of (section, case, modelplane validate, the other judge, note).
-TABLES: dict[str, list[tuple[str, str, str, str, str]]] = {}
-
-
 def pytest_terminal_summary(terminalreporter):
-    for title, table in TABLES.items():
-        if not table:
-            continue
-        other = title.split(" vs ", 1)[-1].upper()
-        rows = [("SECTION", "CASE", "MODELPLANE VALIDATE", other, "NOTE"), *table]
-        widths = [min(60, max(len(r[i]) for r in rows)) for i in range(4)]
-        terminalreporter.section(title)
-        for r in rows:
-            terminalreporter.write_line("  ".join(c[:w].ljust(w) for c, w in zip(r, widths)) + "  " + r[4])
-        disagree = sum(1 for r in table if r[4].startswith("DISAGREE"))
-        terminalreporter.write_line(f"{len(table)} cases, {disagree} disagreements")
+    tables.write(terminalreporter)

@@ -14,8 +14,8 @@ from modelplane import paths
 from modelplane.validate import Validator, is_xrd, to_crd
 from modelplane.validate import manifests as manifest_files
 
-from tests.apis import test_xrd_rules as test_rules
-from tests.validate import test_upstream, test_validator
+from tests.apis import rule_cases
+from tests.validate import upstream_cases, validator_cases
 from tests.validate.xrds import crd, xrd
 
 
@@ -32,8 +32,7 @@ def xrds() -> list[dict]:
 
 def extra_definitions() -> list[dict]:
     """tests/validate's Widget XRD and Gadget CRD, as its validator fixture builds them."""
-    gadget = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"on": {"type": "boolean"}}}}}
-    return [xrd(test_validator.SPEC), crd(gadget)]
+    return [xrd(validator_cases.SPEC), crd(validator_cases.GADGET)]
 
 
 def crds_for(definitions: list[dict]) -> list[dict]:
@@ -63,13 +62,13 @@ def examples() -> list[Entry]:
 
 def invalid() -> list[Entry]:
     """The admission corpora: tests/apis rule cases (accepted and rejected), tests/validate cases."""
-    out = [Entry(f"apis:{c.name}", c.doc) for c in test_rules.CASES]
-    out += [Entry(f"validate:{c.name}", c.doc) for c in test_validator.CASES]
-    out += [Entry(f"upstream:{c.name}", c.obj) for c in test_upstream.BAD
+    out = [Entry(f"apis:{c.name}", c.doc) for c in rule_cases.CASES]
+    out += [Entry(f"validate:{c.name}", c.doc) for c in validator_cases.CASES]
+    out += [Entry(f"upstream:{c.name}", c.obj) for c in upstream_cases.BAD
             if c.name != "unknown kind"]  # a kind no server serves: nothing to compare
-    for c in test_upstream.CASES:
+    for c in upstream_cases.CASES:
         out.append(Entry(f"upstream:{c.name} (valid)", c.build()))
-        out.append(Entry(f"upstream:{c.name} (typo)", test_upstream.set_at(c.build(), c.typo_at, "x")))
+        out.append(Entry(f"upstream:{c.name} (typo)", upstream_cases.set_at(c.build(), c.typo_at, "x")))
     return out
 
 

@@ -28,8 +28,8 @@ from modelplane.lab.install import install_crds
 from modelplane.validate import Validator, to_crd
 
 from tests.upstream import corpus
-from tests.upstream.conftest import TABLES
 from tests.upstream.need import tool
+from tests.upstream.tables import TABLES
 
 pytestmark = pytest.mark.slow  # needs the session API server: `make e2e`
 

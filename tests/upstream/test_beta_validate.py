@@ -18,8 +18,8 @@ import pytest
 from modelplane.validate import Validator
 
 from tests.upstream import beta, corpus
-from tests.upstream.conftest import TABLES
 from tests.upstream.need import tool
+from tests.upstream.tables import TABLES
 
 pytestmark = pytest.mark.slow  # runs the crossplane CLI over a few hundred documents: `make e2e`
 

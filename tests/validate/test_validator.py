@@ -1,16 +1,11 @@
 """The public Validator: findings, missing schemas, defaults, Crossplane's injected fields."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 from modelplane.validate import Finding, Validator
 
+from .validator_cases import CASES, GADGET, SPEC, Case
 from .xrds import crd, widget, xrd
-
-SPEC = {"type": "object", "required": ["size"], "properties": {
-    "size": {"type": "integer", "minimum": 1},
-    "mode": {"type": "string", "enum": ["Fast", "Slow"], "default": "Fast"}}}
 
 
 @pytest.fixture(scope="module")
@@ -20,39 +15,9 @@ def validator(tmp_path_factory: pytest.TempPathFactory) -> Validator:
     root = tmp_path_factory.mktemp("apis")
     (root / "widgets").mkdir()
     (root / "widgets" / "definition.yaml").write_text(yaml.safe_dump(xrd(SPEC)))
-    (root / "gadgets.yaml").write_text(yaml.safe_dump(crd({"type": "object", "properties": {
-        "spec": {"type": "object", "properties": {"on": {"type": "boolean"}}}}})))
+    (root / "gadgets.yaml").write_text(yaml.safe_dump(crd(GADGET)))
     (root / "notes.txt").write_text("not yaml: [")
     return Validator.from_paths([root])
-
-
-@dataclass
-class Case:
-    name: str
-    doc: dict
-    want: list[tuple[str, str]] = field(default_factory=list)
-
-
-CASES = [
-    Case("valid", widget({"size": 1})),
-    Case("required", widget({}), [("spec.size", "Required value")]),
-    Case("unknown field", widget({"size": 1, "colour": "red"}), [("spec.colour", 'unknown field "colour"')]),
-    Case("crossplane block accepted", widget({"size": 1, "crossplane": {
-        "compositionRef": {"name": "c"}, "compositionUpdatePolicy": "Manual",
-        "resourceRefs": [{"apiVersion": "v1", "kind": "Service", "name": "s"}]}})),
-    Case("crossplane block checked", widget({"size": 1, "crossplane": {"compositionUpdatePolicy": "Sometimes"}}),
-         [("spec.crossplane.compositionUpdatePolicy", "Unsupported value")]),
-    Case("namespaced XR refs carry no namespace", widget({"size": 1, "crossplane": {"resourceRefs": [
-        {"apiVersion": "v1", "kind": "Service", "name": "s", "namespace": "x"}]}}),
-         [("spec.crossplane.resourceRefs[0].namespace", "unknown field")]),
-    Case("status conditions need their fields", {**widget({"size": 1}), "status": {"conditions": [
-        {"type": "Ready", "status": "True"}]}},
-         [("status.conditions[0].lastTransitionTime", "Required value"),
-          ("status.conditions[0].reason", "Required value")]),
-    Case("XR name at most 63", widget({"size": 1}, name="w" * 64), [("metadata.name", "Too long")]),
-    Case("plain CRD", {"apiVersion": "example.org/v1", "kind": "Gadget", "metadata": {"name": "g"},
-                       "spec": {"on": "yes"}}, [("spec.on", "must be of type boolean")]),
-]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)

@@ -1,5 +1,7 @@
 """Quick vs soak sizing for the reliability suite, and shared helpers.
 
+Importing this module registers the ``reliability`` hypothesis profile.
+
 ``make test`` runs the quick version (a few hundred cases per function);
 ``make soak`` sets MODELPLANE_SOAK=1 and runs the tests marked slow with
 MODELPLANE_SOAK_EXAMPLES cases per function (default 10,000). Slow tests run

@@ -1,0 +1,230 @@
+"""The admission-rule cases of our XRDs: each row is a manifest built from a
+valid base with one change, and the finding (path and message) the change must
+produce, or none. test_xrd_rules.py runs them through the offline validator;
+tests/upstream runs them through the real API server and beta validate."""
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Doc = dict[str, Any]
+
+
+def container(**kw) -> Doc:
+    return {"name": "engine", "image": "vllm/vllm-openai:v0.23.0", **kw}
+
+
+def member(role="Standalone", **kw) -> Doc:
+    m = {"role": role, "nodeSelector": {"devices": [{"name": "gpu", "count": 1, "selectors": [
+        {"cel": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0'}]}]},
+         "template": {"spec": {"containers": [container()]}}}
+    if role == "Worker":
+        m["worker"] = {"nodes": 1}
+    m.update(kw)
+    return m
+
+
+def engine(name="qwen", members=None, **kw) -> Doc:
+    return {"name": name, "members": members or [member()], **kw}
+
+
+def md(**spec) -> Doc:
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelDeployment",
+            "metadata": {"name": "m", "namespace": "ml-team"}, "spec": {"engines": [engine()], **spec}}
+
+
+def gang(**kw) -> Doc:
+    return engine(members=[member("Leader"), member("Worker")], **kw)
+
+
+def pd(prefill="Prefill", decode="Decode") -> Doc:
+    return md(serving={"mode": "PrefillDecode"},
+              engines=[engine("p", phase=prefill), engine("d", phase=decode)])
+
+
+def icl(**device) -> Doc:
+    dev = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
+           "attributes": {"architecture": {"string": "Ada"}}, "capacity": {"memory": {"value": "24Gi"}}}
+    dev.update(device)
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "c"},
+            "spec": {"devices": [{k: v for k, v in dev.items() if v is not None}]}}
+
+
+def ic(source="GKE", blocks=("gke",), **pool) -> Doc:
+    all_blocks = {"gke": {"region": "us-central1"}, "eks": {"region": "us-east-1", "subnetIds": ["a", "b"]},
+                  "aks": {"location": "eastus2"},
+                  "existing": {"kubeconfigSecretRef": {"namespace": "ns", "name": "kc"}}}
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
+            "spec": {"cluster": {"source": source, **{b: all_blocks[b] for b in blocks}},
+                     "nodePools": [{"name": "l4", "class": "gke-l4-1x-g2", "nodeCount": 1, **pool}]}}
+
+
+def ig(name="default", **spec) -> Doc:
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceGateway", "metadata": {"name": name},
+            "spec": spec}
+
+
+def me(url="https://api.together.xyz", **spec) -> Doc:
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelEndpoint",
+            "metadata": {"name": "e", "namespace": "ml-team"}, "spec": {"url": url, **spec}}
+
+
+def mc(**source) -> Doc:
+    src = {"type": "HuggingFace", "huggingFace": {"repo": "Qwen/Qwen3-8B", "sizeGiB": 20}}
+    src.update(source)
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelCache",
+            "metadata": {"name": "c", "namespace": "ml-team"}, "spec": {"source": {k: v for k, v in src.items()
+                                                                                  if v is not None}}}
+
+
+def edit(doc: Doc, change: Callable[[Doc], Any]) -> Doc:
+    doc = copy.deepcopy(doc)
+    change(doc)
+    return doc
+
+
+def tpl(doc: Doc) -> Doc:
+    return doc["spec"]["engines"][0]["members"][0]["template"]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    doc: Doc
+    path: str | None = None      # None: the manifest is accepted
+    message: str = ""            # a substring of the finding's message
+    extra: tuple = field(default=())
+
+
+MSG_MEMBERS = "members must be exactly one Standalone member, or one Leader plus one or more Worker members"
+MSG_PD = "serving.mode PrefillDecode needs exactly two engines"
+MSG_PHASE = "engines[].phase is only allowed with serving.mode: PrefillDecode"
+MSG_GANG = "a gang) needs spec.modelCacheRef"
+MSG_WORKER_NEEDS = "a Worker member needs worker.nodes"
+MSG_WORKER_ONLY = "worker is only allowed on a Worker member"
+MSG_RESERVED = "label keys under modelplane.ai/ are reserved"
+MSG_ENGINE = 'exactly one container, named "engine"'
+MSG_SOURCE = "spec.cluster must carry exactly the block its source names"
+MSG_POOL = "minNodeCount must not exceed maxNodeCount"
+MSG_GKE_NET = "gke.subnetwork belongs to an existing network"
+MSG_EKS_NET = "eks.network describes the VPC Modelplane composes"
+MSG_AKS_NET = "aks.network.cidr describes the virtual network Modelplane composes"
+MSG_ATTR = "exactly one of string, int, bool or version"
+MSG_DRA = "a DRA device needs deviceClassName"
+MSG_IG = "must be named default"
+MSG_METALLB = "loadBalancer MetalLB needs spec.metallb.addresses"
+MSG_TLS = "spec.tls applies to https URLs only"
+MSG_HF = "source type HuggingFace needs source.huggingFace"
+
+MEMBERS = "spec.engines[0].members"
+CASES = [
+    # ModelDeployment: engine shapes.
+    Case("standalone alone", md()),
+    Case("leader plus two workers", md(modelCacheRef={"name": "c"},
+                                       engines=[engine(members=[member("Leader"), member("Worker"), member("Worker")])])),
+    Case("two standalones", md(engines=[engine(members=[member(), member()])]), MEMBERS, MSG_MEMBERS),
+    Case("leader without worker", md(modelCacheRef={"name": "c"}, engines=[engine(members=[member("Leader")])]),
+         MEMBERS, MSG_MEMBERS),
+    Case("two leaders", md(modelCacheRef={"name": "c"},
+                           engines=[engine(members=[member("Leader"), member("Leader"), member("Worker")])]),
+         MEMBERS, MSG_MEMBERS),
+    Case("standalone beside a gang", md(modelCacheRef={"name": "c"},
+                                        engines=[engine(members=[member("Leader"), member("Worker"), member()])]),
+         MEMBERS, MSG_MEMBERS),
+    # worker.nodes only, and always, on a Worker.
+    Case("worker without nodes", md(modelCacheRef={"name": "c"}, engines=[engine(members=[
+        member("Leader"), {k: v for k, v in member("Worker").items() if k != "worker"}])]),
+         "spec.engines[0].members[1]", MSG_WORKER_NEEDS),
+    Case("worker block on a standalone", md(engines=[engine(members=[member(worker={"nodes": 1})])]),
+         "spec.engines[0].members[0]", MSG_WORKER_ONLY),
+    # Gangs need a cache.
+    Case("gang with cache", md(modelCacheRef={"name": "c"}, engines=[gang()])),
+    Case("gang without cache", md(engines=[gang()]), "spec.modelCacheRef", MSG_GANG),
+    # Prefill/decode.
+    Case("prefill decode pair", pd()),
+    Case("two prefills", pd(decode="Prefill"), "spec.engines", MSG_PD),
+    Case("prefill decode with one engine", md(serving={"mode": "PrefillDecode"}, engines=[engine(phase="Prefill")]),
+         "spec.engines", MSG_PD),
+    Case("phase under Unified", md(engines=[engine(phase="Prefill")]), "spec.engines", MSG_PHASE),
+    # Member template.
+    Case("template labels", edit(md(), lambda d: tpl(d).update(metadata={"labels": {"app": "qwen"}}))),
+    Case("reserved template label", edit(md(), lambda d: tpl(d).update(
+        metadata={"labels": {"modelplane.ai/deployment": "x"}})),
+         "spec.engines[0].members[0].template.metadata.labels", MSG_RESERVED),
+    Case("container not named engine", edit(md(), lambda d: tpl(d)["spec"]["containers"][0].update(name="vllm")),
+         "spec.engines[0].members[0].template.spec.containers", MSG_ENGINE),
+    Case("two containers", edit(md(), lambda d: tpl(d)["spec"]["containers"].append(container(name="sidecar"))),
+         "spec.engines[0].members[0].template.spec.containers", MSG_ENGINE),
+    Case("privileged field rejected", edit(md(), lambda d: tpl(d)["spec"].update(hostNetwork=True)),
+         "spec.engines[0].members[0].template.spec.hostNetwork", "unknown field"),
+    Case("container securityContext rejected", edit(md(), lambda d: tpl(d)["spec"]["containers"][0].update(
+        securityContext={"privileged": True})),
+         "spec.engines[0].members[0].template.spec.containers[0].securityContext", "unknown field"),
+    Case("env from fieldRef, probes, shm", edit(md(), lambda d: (tpl(d)["spec"].update(shmSize="16Gi"), tpl(d)[
+        "spec"]["containers"][0].update(
+        env=[{"name": "VLLM_HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        readinessProbe={"httpGet": {"path": "/health", "port": 8000}}, resources={"limits": {"cpu": 8}})))),
+    Case("selector over 10 KiB", edit(md(), lambda d: d["spec"]["engines"][0]["members"][0]["nodeSelector"][
+        "devices"][0]["selectors"][0].update(cel="true || " * 1300 + "true")),
+         "spec.engines[0].members[0].nodeSelector.devices[0].selectors[0].cel", "10240"),
+    Case("misspelled field", edit(md(), lambda d: d["spec"]["engines"][0].update(copys=2)),
+         "spec.engines[0].copys", "unknown field"),
+    # Rollout strategy and failover.
+    Case("rolling update with a percentage", md(strategy={"type": "RollingUpdate",
+                                                          "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},
+                                                failover={"after": "1h30m"})),
+    Case("recreate", md(strategy={"type": "Recreate"}, failover={"after": "0"})),
+    Case("maxSurge without %", md(strategy={"rollingUpdate": {"maxSurge": "25"}}),
+         "spec.strategy.rollingUpdate.maxSurge", "maxSurge must be a non-negative integer or a percentage"),
+    Case("negative maxUnavailable", md(strategy={"rollingUpdate": {"maxUnavailable": -1}}),
+         "spec.strategy.rollingUpdate.maxUnavailable", "maxUnavailable must be a non-negative integer"),
+    Case("surge and unavailability both 0", md(strategy={"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}}),
+         "spec.strategy.rollingUpdate", "maxSurge and maxUnavailable cannot both be 0"),
+    Case("recreate with rollingUpdate", md(strategy={"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}),
+         "spec.strategy", "rollingUpdate is only allowed with type: RollingUpdate"),
+    Case("failover after in words", md(failover={"after": "5 minutes"}), "spec.failover.after", "match"),
+    # InferenceCluster: the source block.
+    Case("gke block for GKE", ic()),
+    Case("eks block for EKS", ic("EKS", ("eks",))),
+    Case("existing block for Existing", ic("Existing", ("existing",))),
+    Case("aks block for AKS", ic("AKS", ("aks",))),
+    Case("AKS with an eks block", ic("AKS", ("aks", "eks")), "spec.cluster", MSG_SOURCE),
+    Case("EKS with only a region", edit(ic("EKS", ("eks",)), lambda d: d["spec"]["cluster"]["eks"].pop("subnetIds"))),
+    Case("EKS network and subnetIds", edit(ic("EKS", ("eks",)), lambda d: d["spec"]["cluster"]["eks"].update(
+        network={"cidr": "10.1.0.0/16"})), "spec.cluster.eks", MSG_EKS_NET),
+    Case("GKE existing network and subnetwork", edit(ic(), lambda d: d["spec"]["cluster"]["gke"].update(
+        network="vpc", subnetwork="nodes"))),
+    Case("GKE subnetwork without network", edit(ic(), lambda d: d["spec"]["cluster"]["gke"].update(
+        subnetwork="nodes")), "spec.cluster.gke", MSG_GKE_NET),
+    Case("AKS cidr and subnetId", edit(ic("AKS", ("aks",)), lambda d: d["spec"]["cluster"]["aks"].update(
+        network={"cidr": "10.1.0.0/16", "subnetId": "/subscriptions/s/x"})), "spec.cluster.aks.network", MSG_AKS_NET),
+    Case("GKE without a block", ic(blocks=()), "spec.cluster", MSG_SOURCE),
+    Case("GKE with an eks block", ic(blocks=("gke", "eks")), "spec.cluster", MSG_SOURCE),
+    Case("Existing with a gke block", ic("Existing", ("gke",)), "spec.cluster", MSG_SOURCE),
+    Case("pool bounds", ic(minNodeCount=1, maxNodeCount=4)),
+    Case("pool min above max", ic(minNodeCount=5, maxNodeCount=4), "spec.nodePools[0]", MSG_POOL),
+    # InferenceClass devices.
+    Case("typed attributes", icl(attributes={"a": {"string": "x"}, "b": {"int": 1}, "c": {"bool": False},
+                                             "d": {"version": "9.0.0"}})),
+    Case("attribute with two values", icl(attributes={"architecture": {"string": "Ada", "int": 1}}),
+         "spec.devices[0].attributes[architecture]", MSG_ATTR),
+    Case("attribute with no value", icl(attributes={"architecture": {}}),
+         "spec.devices[0].attributes[architecture]", MSG_ATTR),
+    Case("synthetic device without class", icl(name="nic", driver="nic.nvidia.com", claim="Synthetic",
+                                                deviceClassName=None)),
+    Case("DRA device without class", icl(deviceClassName=None), "spec.devices[0]", MSG_DRA),
+    # InferenceGateway.
+    Case("gateway named default", ig()),
+    Case("gateway named otherwise", ig("main"), "", MSG_IG),
+    Case("MetalLB with addresses", ig(loadBalancer="MetalLB", metallb={"addresses": ["172.18.255.200/28"]})),
+    Case("MetalLB without addresses", ig(loadBalancer="MetalLB"), "spec", MSG_METALLB),
+    Case("metallb block on Cloud", ig(metallb={"addresses": ["10.0.0.0/28"]}), "spec", MSG_METALLB),
+    # ModelEndpoint.
+    Case("https with tls", me(tls={"sni": "api.together.xyz"})),
+    Case("http with tls", me("http://203.0.113.10", tls={"sni": "x"}), "spec", MSG_TLS),
+    # ModelCache.
+    Case("hugging face source", mc()),
+    Case("hugging face without block", mc(huggingFace=None), "spec.source", MSG_HF),
+]
