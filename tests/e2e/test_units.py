@@ -17,7 +17,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import NameOID
 from modelplane import paths
-from modelplane.e2e import certs, charts, package_runtime, packages, parity
+from modelplane.e2e import charts, package_runtime, packages, parity
+from modelplane.kube import pki
 from modelplane.platform import stack
 
 
@@ -131,7 +132,7 @@ def test_issued_certificate_is_signed_by_the_ca_and_names_loopback():
     ca_pem = ca.public_bytes(serialization.Encoding.PEM)
     key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
                                 serialization.NoEncryption())
-    data = certs.issue(ca_pem, key_pem, "modelplane-compose-model-deployment")
+    data = pki.CA.from_pem(ca_pem, key_pem).loopback_tls("modelplane-compose-model-deployment")
     leaf = x509.load_pem_x509_certificate(data["tls.crt"])
     key.public_key().verify(leaf.signature, leaf.tbs_certificate_bytes, padding.PKCS1v15(), leaf.signature_hash_algorithm)
     san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value

@@ -13,11 +13,15 @@ Modules, one job each:
 - ``upstream``: the upstream programs and the module sources they came from
 - ``registry``: Debian's docker-registry on a loopback port
 - ``packages``: stage, build and push the Configuration, functions, providers
-- ``certs``: leaf certificates signed by Crossplane's own CA
 - ``package_runtime``: the External package runtime (functions and providers as processes)
 - ``core``: ``crossplane core init`` and ``crossplane core start``
 - ``charts``: stand-in charts for provider-helm's chart cache
 - ``supervise``: the controller process (runtime passes, the control plane's gateway stand-in)
+- ``fleet``: the platform manifests rewritten as ``Existing`` InferenceClusters of the lab
+- ``parity``: ``modelplane simulate --lab`` over the same fleet, recorded for the comparison
 - ``controlplane``: brings it all up and down, records what runs
-- ``cli``: ``modelplane e2e up|status|down``
+
+The processes, ports, HTTP probes and certificates (Crossplane's CA signing
+loopback leaves) are ``modelplane.kube``'s; the command, ``modelplane e2e
+up|status|down``, is ``modelplane.cli.e2e``.
 """

@@ -26,14 +26,14 @@ import base64
 import os
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import yaml
 
-from modelplane.e2e import certs, upstream
+from modelplane.e2e import upstream
+from modelplane.kube import pki
 from modelplane.kube.client import Client
-from modelplane.kube.net import free_port
+from modelplane.kube.net import free_port, http_ok
 from modelplane.kube.process import ComponentError, Process
 
 NAMESPACE = "crossplane-system"
@@ -123,15 +123,15 @@ def _secret(client: Client, name: str) -> dict[str, bytes]:
 def client_certs(client: Client, state: Path) -> Path:
     """The client Secret as files: what the chart mounts for ``--tls-client-certs-dir``."""
     data = _secret(client, CLIENT_SECRET)
-    return certs.write_dir(state / "tls" / "crossplane-client", {k: data[k] for k in ("ca.crt", "tls.crt", "tls.key")})
+    return pki.write_files(state / "tls" / "crossplane-client", {k: data[k] for k in ("ca.crt", "tls.crt", "tls.key")})
 
 
 def server_certs(client: Client, state: Path) -> tuple[Path, bytes]:
     """The webhook server's certificate (loopback names, signed by ``crossplane-root-ca``) as
     files for ``TLS_SERVER_CERTS_DIR``, and the CA the API server must trust."""
     ca = _secret(client, CA_SECRET)
-    data = certs.issue(ca["tls.crt"], ca["tls.key"], WEBHOOK_CERT_NAME)
-    return certs.write_dir(state / "tls" / WEBHOOK_CERT_NAME, data), ca["tls.crt"]
+    data = pki.CA.from_pem(ca["tls.crt"], ca["tls.key"]).loopback_tls(WEBHOOK_CERT_NAME)
+    return pki.write_files(state / "tls" / WEBHOOK_CERT_NAME, data), ca["tls.crt"]
 
 
 class Core:
@@ -152,9 +152,7 @@ class Core:
             client.apply(obj)
 
     def ready(self) -> bool:
-        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
-                f"http://127.0.0.1:{self.health}/readyz", timeout=1) as rsp:
-            return rsp.status == 200
+        return http_ok(f"http://127.0.0.1:{self.health}/readyz", timeout=1)
 
     def stop(self) -> None:
         self.process.stop()

@@ -7,9 +7,11 @@ the Deployment runtime's hooks do (``internal/controller/pkg/runtime`` in
 Crossplane v2.3), with processes on loopback instead of Deployments:
 
 - a TLS server Secret ``<package>-tls-server`` (``tls.crt``, ``tls.key``,
-  ``ca.crt``) signed by ``crossplane-root-ca``, named in the revision's
-  ``status.tlsServerSecretName`` (the package manager will not establish a
-  runtime package's objects before that);
+  ``ca.crt``) signed by ``crossplane-root-ca`` (``kube.pki``), named in the
+  revision's ``status.tlsServerSecretName`` (the package manager will not
+  establish a runtime package's objects before that); where the Deployment
+  runtime's certificate names the Service, this one names ``127.0.0.1`` and
+  ``localhost``, what Crossplane's gRPC client checks when it dials a function;
 - FunctionRevision: ``modelplane serve <function>`` on ``127.0.0.1:<port>``
   with that certificate; ``status.endpoint`` is where Crossplane dials;
 - ProviderRevision: the provider binary from the tool cache, with the control
@@ -42,19 +44,18 @@ import base64
 import json
 import os
 import signal
-import socket
 import sys
 import time
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from modelplane.e2e import certs, upstream
+from modelplane.e2e import upstream
 from modelplane.e2e.packages import BUILT_PROVIDERS, STANDIN_ANNOTATION
+from modelplane.kube import pki
 from modelplane.kube.client import ApiError, Client
-from modelplane.kube.net import free_port
+from modelplane.kube.net import free_port, http_ok, tcp_open
 from modelplane.kube.process import Process
 
 NAMESPACE = "crossplane-system"
@@ -164,21 +165,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _tcp_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _http_ok(port: int, path: str) -> bool:
-    try:
-        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
-                f"http://127.0.0.1:{port}{path}", timeout=1) as rsp:
-            return rsp.status == 200
-    except OSError:
-        return False
-
-
 class ExternalRuntime:
     def __init__(self, client: Client, state: Path, kubeconfig: Path, *, python: str = sys.executable) -> None:
         self.client = client
@@ -221,13 +207,13 @@ class ExternalRuntime:
             if ca is None:
                 raise RuntimeError(f"no Secret {NAMESPACE}/{ROOT_CA}: run `crossplane core init` first")
             ca_data = {k: base64.b64decode(v) for k, v in ca["data"].items()}
-            data = certs.issue(ca_data["tls.crt"], ca_data["tls.key"], package)
+            data = pki.CA.from_pem(ca_data["tls.crt"], ca_data["tls.key"]).loopback_tls(package)
             body = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                     "metadata": {"name": name, "namespace": NAMESPACE,
                                  "labels": {LABEL_PACKAGE: package, "modelplane.ai/lab": "runtime"}},
                     "data": {k: base64.b64encode(v).decode() for k, v in data.items()}}
             self.client.apply(body)
-        return name, certs.write_dir(self.state / "tls" / package, data)
+        return name, pki.write_files(self.state / "tls" / package, data)
 
     # ----- processes ---------------------------------------------------------------------------------
     def _start(self, revision: str, kind: str, package: str, argv: list, env: Mapping[str, str],
@@ -265,9 +251,9 @@ class ExternalRuntime:
         if not _alive(runner.pid):
             return False
         if runner.kind == "Function":
-            return _tcp_open(runner.port)
+            return tcp_open(runner.port)
         if tool == "provider-kubernetes":
-            return _http_ok(runner.port, "/readyz") and self._set_up(runner) == "yes"
+            return http_ok(f"http://127.0.0.1:{runner.port}/readyz") and self._set_up(runner) == "yes"
         return True  # provider-helm serves no probe: a live process is all there is to see
 
     def _set_up(self, runner: Runner) -> str:

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import urllib.request
 from pathlib import Path
 
 import yaml
 
-from modelplane.kube.net import free_port
+from modelplane.kube.net import free_port, http_ok, read_url
 from modelplane.kube.process import ComponentError, Process
 
 READY_TIMEOUT = 15.0
@@ -57,15 +56,11 @@ class Registry:
         self.process.wait_ready(self.ready, READY_TIMEOUT)
 
     def ready(self) -> bool:
-        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
-                f"http://{self.host}/v2/", timeout=2) as rsp:
-            return rsp.status == 200
+        return http_ok(f"http://{self.host}/v2/", timeout=2)
 
     def tags(self, repository: str) -> list[str]:
         """The tags of ``repository`` (``modelplane/compose-model-deployment``)."""
-        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
-                f"http://{self.host}/v2/{repository}/tags/list", timeout=5) as rsp:
-            return sorted(json.loads(rsp.read()).get("tags") or [])
+        return sorted(json.loads(read_url(f"http://{self.host}/v2/{repository}/tags/list", timeout=5)).get("tags") or [])
 
     def stop(self) -> None:
         self.process.stop()

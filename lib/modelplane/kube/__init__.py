@@ -3,11 +3,21 @@
     with control_plane(state_dir) as api:        # etcd + kube-apiserver on 127.0.0.1
         api.kubeconfig, api.url, api.client()
 
-Pieces, for callers that start more (the lab: several API servers on one etcd,
-controllers beside them): ``etcd.Etcd``, ``apiserver.APIServer``, ``pki``
-(certificates), ``kubeconfig``, ``client`` (a small REST client), ``process``
-(a child process with its log and readiness). Ports are free ports on loopback;
-every program writes its log into the state folder.
+Modules, for callers that start more (the lab: several API servers on one
+etcd, controllers beside them; e2e: Crossplane and the functions it runs;
+render: function servers):
+
+- ``tools``: where the upstream programs are (the `make tools` cache)
+- ``process``: one child process (log, readiness, stop) and ``start_ready``,
+  which starts a server again on new ports when another program took one
+- ``net``: loopback networking: free ports, TCP and HTTP probes, proxy-less openers
+- ``pki``: CAs, leaf certificates, signing keys, their files
+- ``kubeconfig``: a kubeconfig with the certificates embedded
+- ``components``: command lines and config files of the lab's controllers (pure)
+- ``etcd``, ``apiserver``: ``Etcd`` and ``APIServer``, each ready when constructed
+- ``client``: a small REST client for an API server
+
+Ports are free ports on loopback; every program writes its log into the state folder.
 """
 from __future__ import annotations
 

@@ -13,21 +13,20 @@ right away. ``resource.k8s.io/v1`` (DRA) is served by default from 1.34.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from modelplane.kube import kubeconfig as kc
 from modelplane.kube import pki, tools
 from modelplane.kube.client import Client
 from modelplane.kube.net import free_port
-from modelplane.kube.process import ComponentError, Process
+from modelplane.kube.process import ComponentError, Process, start_ready
 
 READY_TIMEOUT = 20.0
 SERVICE_CIDR = "10.96.0.0/16"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 _SERVING_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
                   "kubernetes.default.svc.cluster.local")
-_PORT_ATTEMPTS = 3
 
 
 class APIServer:
@@ -43,12 +42,13 @@ class APIServer:
         self.directory = directory
         self.ca = ca or pki.CA(f"{name}-ca")
         files = self._pki(directory / "pki")
-        for attempt in range(_PORT_ATTEMPTS):
+
+        def start() -> tuple[Process, Callable[[], bool]]:
             self.port = free_port()
             self.url = f"https://127.0.0.1:{self.port}"
             self.kubeconfig = kc.write(directory / "kubeconfig", kc.build(
                 name, self.url, self.ca.cert, files["admin"].cert, files["admin"].key))
-            self.process = Process("kube-apiserver", [
+            process = Process("kube-apiserver", [
                 binary,
                 f"--etcd-servers={etcd_endpoint}", f"--etcd-prefix=/registry/{name}",
                 "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={self.port}",
@@ -66,15 +66,9 @@ class APIServer:
                 "--profiling=false",
                 *extra_args,
             ], directory / "kube-apiserver.log")
-            self._client = Client(self.url, self.paths["ca.crt"], self.paths["admin.crt"], self.paths["admin.key"])
-            try:
-                self.ready_seconds = self.process.wait_ready(self._client.ready, timeout)
-                return
-            except ComponentError:
-                if self.process.bind_failed() and attempt + 1 < _PORT_ATTEMPTS:
-                    continue
-                self.process.stop()
-                raise
+            return process, self.client().ready
+
+        self.process, self.ready_seconds = start_ready(start, timeout)
 
     def _pki(self, directory: Path) -> dict[str, pki.Pair]:
         """Write the CA, serving, admin and service-account files; ``self.paths`` names them."""

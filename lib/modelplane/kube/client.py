@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modelplane.kube import net
+
 FIELD_MANAGER = "modelplane"
 
 
@@ -74,9 +76,7 @@ class Client:
         self.timeout = timeout
         ctx = ssl.create_default_context(cafile=str(ca))
         ctx.load_cert_chain(str(cert), str(key))
-        # Loopback never goes through an HTTP proxy from the environment.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
-                                                   urllib.request.HTTPSHandler(context=ctx))
+        self._opener = net.opener(ctx)  # no proxy: see kube.net
         self._discovery: dict[str, dict[str, Resource]] = {}
 
     # ----- raw ---------------------------------------------------------------

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from modelplane.kube import tools
-from modelplane.kube.net import free_port
-from modelplane.kube.process import ComponentError, Process
+from modelplane.kube.net import free_port, read_url
+from modelplane.kube.process import ComponentError, Process, start_ready
 
 READY_TIMEOUT = 20.0
-_PORT_ATTEMPTS = 3
-# Loopback never goes through an HTTP proxy from the environment.
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class Etcd:
@@ -29,30 +26,25 @@ class Etcd:
         if binary is None:
             raise ComponentError(tools.missing("etcd"))
         self.directory = directory
-        for attempt in range(_PORT_ATTEMPTS):
-            shutil.rmtree(directory / "data", ignore_errors=True)  # a retry starts a new member
+
+        def start() -> tuple[Process, Callable[[], bool]]:
+            shutil.rmtree(directory / "data", ignore_errors=True)  # a new start is a new member
             client, peer = free_port(), free_port()
             self.endpoint = f"http://127.0.0.1:{client}"
             peer_url = f"http://127.0.0.1:{peer}"
-            self.process = Process("etcd", [
+            process = Process("etcd", [
                 binary, "--name=local", f"--data-dir={directory / 'data'}",
                 f"--listen-client-urls={self.endpoint}", f"--advertise-client-urls={self.endpoint}",
                 f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
                 f"--initial-cluster=local={peer_url}", "--initial-cluster-state=new",
                 "--unsafe-no-fsync", "--log-level=warn",
             ], directory / "etcd.log")
-            try:
-                self.ready_seconds = self.process.wait_ready(self._healthy, timeout)
-                return
-            except ComponentError:
-                if self.process.bind_failed() and attempt + 1 < _PORT_ATTEMPTS:
-                    continue
-                self.process.stop()
-                raise
+            return process, self._healthy
+
+        self.process, self.ready_seconds = start_ready(start, timeout)
 
     def _healthy(self) -> bool:
-        with _DIRECT.open(f"{self.endpoint}/health", timeout=2) as rsp:
-            return json.loads(rsp.read()).get("health") == "true"
+        return json.loads(read_url(f"{self.endpoint}/health", timeout=2)).get("health") == "true"
 
     def stop(self) -> None:
         self.process.stop()

@@ -1,8 +1,17 @@
-"""Certificates for local control planes: one CA, serving and client certificates, signing keys.
+"""Certificates for programs on loopback: a CA, the leaves it issues, signing keys.
 
-Everything is ECDSA P-256 (fast to generate on a busy machine; Kubernetes and
-etcd accept it for serving, client and service-account signing keys). The
-validity window starts a day back so a skewed clock never sees a cert "not yet valid".
+    CA("lab-ca")                   a new CA (the API servers', the lab's)
+    CA.from_pem(cert, key)         a CA made elsewhere (Crossplane's ``crossplane-root-ca``)
+    ca.issue(cn, dns=, ips=, ...)  a leaf -> ``Pair`` (PEM certificate and key)
+    ca.loopback_tls(cn)            a leaf for a server on 127.0.0.1, as a TLS Secret's data
+    signing_key()                  a bare key pair (service-account tokens)
+    write_files(dir, data)         PEM files, private keys 0600
+
+New keys are ECDSA P-256 (fast to generate on a busy machine; Kubernetes,
+etcd, Go's and Python's gRPC accept it for serving, client and
+service-account signing keys); a loaded CA signs with whatever key it has.
+Every certificate's validity window starts a day back so a skewed clock never
+sees it "not yet valid".
 
 Needs the ``cryptography`` package (imported on first use).
 """
@@ -10,10 +19,15 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 _VALID_DAYS = 365
+# What a client dialling a server on this machine checks: Crossplane's gRPC client dials
+# 127.0.0.1:<port>, an API server calls a webhook at https://127.0.0.1:<port>/...
+LOOPBACK_DNS = ("localhost",)
+LOOPBACK_IPS = ("127.0.0.1",)
 
 
 @dataclass(frozen=True)
@@ -25,12 +39,20 @@ class Pair:
 
     def write(self, directory: Path, stem: str) -> tuple[Path, Path]:
         """Write ``<stem>.crt`` and ``<stem>.key`` (0600); returns both paths."""
-        directory.mkdir(parents=True, exist_ok=True)
-        crt, key = directory / f"{stem}.crt", directory / f"{stem}.key"
-        crt.write_bytes(self.cert)
-        key.touch(mode=0o600)
-        key.write_bytes(self.key)
-        return crt, key
+        write_files(directory, {f"{stem}.crt": self.cert, f"{stem}.key": self.key})
+        return directory / f"{stem}.crt", directory / f"{stem}.key"
+
+
+def write_files(directory: Path, data: Mapping[str, bytes]) -> Path:
+    """Each entry as a file named by its key (a TLS Secret's keys: what ``--tls-certs-dir``
+    and ``TLS_SERVER_CERTS_DIR`` read); ``*.key`` files 0600. Returns ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, value in data.items():
+        path = directory / name
+        if name.endswith(".key"):
+            path.touch(mode=0o600)  # before the key is in it
+        path.write_bytes(value)
+    return directory
 
 
 def _crypto():
@@ -84,6 +106,17 @@ class CA:
         )
         self.pair = Pair(cert.public_bytes(serialization.Encoding.PEM), _pem_key(self._key))
 
+    @classmethod
+    def from_pem(cls, cert: bytes, key: bytes) -> CA:
+        """A CA someone else made, from its PEM certificate and key (any key type ``cryptography``
+        signs with: Crossplane's is RSA). ``cert`` is kept as given: it is what clients trust."""
+        x509, _, serialization, *_ = _crypto()
+        ca = cls.__new__(cls)
+        ca._key = serialization.load_pem_private_key(key, password=None)
+        ca._name = x509.load_pem_x509_certificate(cert).subject
+        ca.pair = Pair(cert, key)
+        return ca
+
     @property
     def cert(self) -> bytes:
         return self.pair.cert
@@ -114,3 +147,10 @@ class CA:
             builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
         cert = builder.sign(self._key, hashes.SHA256())
         return Pair(cert.public_bytes(serialization.Encoding.PEM), _pem_key(key))
+
+    def loopback_tls(self, common_name: str) -> dict[str, bytes]:
+        """A server-and-client leaf naming loopback (``LOOPBACK_DNS``, ``LOOPBACK_IPS``) as the three
+        keys of a TLS Secret, the shape Crossplane gives every package runtime: ``tls.crt``,
+        ``tls.key``, ``ca.crt``."""
+        pair = self.issue(common_name, dns=LOOPBACK_DNS, ips=LOOPBACK_IPS, server=True, client=True)
+        return {"tls.crt": pair.cert, "tls.key": pair.key, "ca.crt": self.cert}

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import base64
 import shutil
-import ssl
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +21,8 @@ from modelplane.errors import InputError
 from modelplane.kube import ApiError, ComponentError, Etcd, pki, tools
 from modelplane.kube import components as C
 from modelplane.kube.apiserver import APIServer
-from modelplane.kube.net import free_port
-from modelplane.kube.process import Process
+from modelplane.kube.net import free_port, read_url
+from modelplane.kube.process import Process, port_taken
 from modelplane.lab import install
 from modelplane.lab.remote import RetryingClient
 from modelplane.lab.state import ClusterInfo, Component, LabState, default_dir, rss_kib, start_ticks
@@ -33,11 +31,6 @@ from modelplane.validate.admission import load_dir
 
 TOOLS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "lws")
 READY_TIMEOUT = 120.0
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-_INSECURE = ssl.create_default_context()
-_INSECURE.check_hostname = False
-_INSECURE.verify_mode = ssl.CERT_NONE  # the controllers' self-signed serving certs; loopback only
-_TLS = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=_INSECURE))
 
 
 class LabError(RuntimeError):
@@ -173,7 +166,7 @@ def _start_cluster(rec: _Recorder, fleet: inventory.Fleet, cluster: inventory.Cl
                          timeout=max(deadline - time.monotonic(), 1.0))
     say(f"{cluster.name}: CRDs established ({time.monotonic() - t:.1f} s)")
     certs = d / "lws-certs"
-    pair = ca.issue("lws-webhook", ips=("127.0.0.1",), dns=("localhost",), server=True)
+    pair = ca.issue("lws-webhook", dns=pki.LOOPBACK_DNS, ips=pki.LOOPBACK_IPS, server=True)
     pair.write(certs, "tls")  # tls.crt, tls.key: the names the webhook server reads
     lws, ca_bundle = tools.find("lws"), base64.b64encode(ca.cert).decode()
 
@@ -220,9 +213,8 @@ def _start_standin(rec: _Recorder, root: Path) -> None:
 
 
 def _get(url: str) -> str:
-    opener = _TLS if url.startswith("https:") else _DIRECT
-    with opener.open(url, timeout=2) as rsp:
-        return rsp.read().decode(errors="replace")
+    # insecure: the controllers serve health with certificates they signed for themselves.
+    return read_url(url, timeout=2, insecure=url.startswith("https:")).decode(errors="replace")
 
 
 def _healthy(comp: Component) -> bool:
@@ -264,7 +256,9 @@ def _wait_ready(rec: _Recorder, cluster: inventory.Cluster, client, deadline: fl
             if comp.alive():
                 continue
             # A free port can be taken by another program between our pick and its bind: pick again.
-            if "address already in use" in comp.tail(5) and retries.get(comp.label, 0) < BIND_RETRIES:
+            # (Here, not kube.process.start_ready: the controllers start side by side and are
+            # awaited in this one loop, with the nodes.)
+            if port_taken(comp.tail(5)) and retries.get(comp.label, 0) < BIND_RETRIES:
                 retries[comp.label] = retries.get(comp.label, 0) + 1
                 rec.drop(comp)
                 rec.makers[comp.label]()

@@ -22,11 +22,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -36,7 +33,8 @@ import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from modelplane.kube.net import free_port
+from modelplane.kube.net import free_port, tcp_open
+from modelplane.kube.process import ComponentError, Process
 from modelplane.render.errors import RenderError
 from modelplane.render.wire import WireRequest
 
@@ -49,6 +47,9 @@ _METHODS = (
     "/apiextensions.fn.proto.v1beta1.FunctionRunnerService/RunFunction",
 )
 _STOP_GRACE = 5.0
+# Set for each function server so it stops by itself if this process dies without stopping
+# it (killed outright): modelplane.pipeline.server.PARENT_PID_ENV.
+_PARENT_PID_ENV = "MODELPLANE_PARENT_PID"
 
 
 def _serialize(req: fnv1.RunFunctionRequest | WireRequest) -> bytes:
@@ -136,32 +137,6 @@ def _go_code(code: grpc.StatusCode) -> str:
     return "".join(part.capitalize() for part in code.name.split("_"))
 
 
-class _Process:
-    """One local function server process."""
-
-    def __init__(self, argv: list[str]):
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        # The server stops by itself if this process dies without stopping it (runtime.PARENT_PID_ENV).
-        env = {**os.environ, "MODELPLANE_PARENT_PID": str(os.getpid())}
-        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env=env)
-        self.listening = False
-
-    def output(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace").strip()[-2000:]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(_STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-
-
 class InProcessServer:
     """A grpc.aio server on 127.0.0.1:0 in a background thread (for tests and simulate)."""
 
@@ -197,7 +172,8 @@ class FunctionPool:
         self._command = command
         self._targets: dict[str, str] = {}  # Function name -> target
         self._pinned: dict[str, str] = {}  # names served in process, never re-resolved
-        self._processes: dict[str, tuple[_Process, str]] = {}  # Modelplane function -> (process, target)
+        self._processes: dict[str, tuple[Process, str]] = {}  # Modelplane function -> (process, target)
+        self._listening: set[Process] = set()  # seen listening: not dialled again on every render
         self._servers: list[InProcessServer] = []
         self._channels: dict[str, grpc.Channel] = {}
         self._lock = threading.Lock()
@@ -244,30 +220,32 @@ class FunctionPool:
 
     def _spawn(self, function: str) -> None:
         with self._lock:
-            if function in self._processes and self._processes[function][0].proc.poll() is None:
+            if function in self._processes and self._processes[function][0].alive():
                 return
             target = f"127.0.0.1:{free_port()}"
-            self._processes[function] = (_Process(self._command(function, target)), target)
+            # No log file and the terminal's process group: a function server is part of this
+            # command, leaves nothing behind and gets the terminal's Ctrl-C with it.
+            process = Process(function, self._command(function, target), env={_PARENT_PID_ENV: str(os.getpid())},
+                              own_session=False, grace=_STOP_GRACE)
+            self._processes[function] = (process, target)
 
     def _local(self, function: str, deadline: float) -> str:
         self._spawn(function)
         process, target = self._processes[function]
-        if process.listening and process.proc.poll() is None:
+        if process in self._listening and process.alive():
             return target  # seen listening, still running: no need to dial again on every render
         # Poll the port rather than a gRPC connectivity future: those leave a
         # polling thread behind that fails loudly once the channel closes.
-        host, _, port = target.rpartition(":")
-        while True:
-            with socket.socket() as sock:
-                sock.settimeout(0.1)
-                if sock.connect_ex((host, int(port))) == 0:
-                    process.listening = True
-                    return target
-            if process.proc.poll() is not None:
-                raise RenderError(f"function {function!r} exited with code {process.proc.returncode}: {process.output()}")
-            if time.monotonic() >= deadline:
-                raise RenderError(f"function {function!r} did not start listening on {target} before the deadline")
-            time.sleep(0.02)
+        port = int(target.rpartition(":")[2])
+        try:
+            process.wait_ready(lambda: tcp_open(port, timeout=0.1), deadline - time.monotonic(), interval=0.02)
+        except ComponentError:
+            if not process.alive():
+                raise RenderError(f"function {function!r} exited with code {process.proc.returncode}: "
+                                  f"{process.output().strip()[-2000:]}") from None
+            raise RenderError(f"function {function!r} did not start listening on {target} before the deadline") from None
+        self._listening.add(process)
+        return target
 
     def _channel(self, target: str) -> grpc.Channel:
         with self._lock:
@@ -324,6 +302,7 @@ class FunctionPool:
         for process, _ in self._processes.values():
             process.stop()
         self._processes.clear()
+        self._listening.clear()
         for server in self._servers:
             server.stop()
         self._servers.clear()
@@ -334,7 +313,7 @@ class FunctionPool:
 def pid_of(pool: FunctionPool, function: str) -> int | None:
     """The process id serving a local Modelplane function (for tests and diagnostics)."""
     entry = pool._processes.get(function)
-    return entry[0].proc.pid if entry else None
+    return entry[0].pid if entry else None
 
 
 __all__ = ["Development", "FunctionPool", "InProcessServer", "Local", "pid_of", "runtime_for", "serve_command"]
