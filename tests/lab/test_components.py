@@ -110,7 +110,7 @@ def test_remote_helpers():
 
 def test_a_reset_frees_the_lab_volumes_earlier_claims_held():
     from modelplane.lab.backend import volumes_to_free
-    from modelplane.physical.inventory import Cluster, storage
+    from modelplane.physical.inventory import ClusterInventory, storage
 
     def pv(name: str, claim: dict | None, lab: bool = True) -> dict:
         labels = {"modelplane.ai/lab": "c"} if lab else {}
@@ -120,7 +120,7 @@ def test_a_reset_frees_the_lab_volumes_earlier_claims_held():
     pvs = [pv("lab-rwx-1", ref), pv("lab-rwx-0", None), pv("lab-rwx-2", ref), pv("someone-elses", ref, lab=False)]
     assert volumes_to_free(pvs) == ["lab-rwx-1", "lab-rwx-2"]
     # The lab's own volumes carry the label the reset looks for.
-    built = [o for o in storage(Cluster(name="c", source="Existing", pools=(), cache_class="rwx"))
+    built = [o for o in storage(ClusterInventory(name="c", source="Existing", pools=(), cache_class="rwx"))
              if o["kind"] == "PersistentVolume"]
     assert built and volumes_to_free([{**o, "spec": {**o["spec"], "claimRef": ref}} for o in built]) == sorted(
         o["metadata"]["name"] for o in built)

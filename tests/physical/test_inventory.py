@@ -12,7 +12,7 @@ from modelplane.validate.admission import load_dir
 from modelplane.validate.upstream import UpstreamSchemas
 
 
-def _example_fleet() -> fleet.Fleet:
+def _example_fleet() -> fleet.FleetInventory:
     xrs, others = load_dir(paths.EXAMPLES / "fleet")
     return fleet.read_fleet(xrs + others)
 

@@ -42,7 +42,7 @@ Progress = Callable[[str], None]
 
 @dataclass
 class _Started:
-    cluster: inventory.Cluster
+    cluster: inventory.ClusterInventory
     api: APIServer
 
 
@@ -76,7 +76,7 @@ class _Recorder:
 # --- up -----------------------------------------------------------------------
 
 
-def load_fleet(directory: Path) -> inventory.Fleet:
+def load_fleet(directory: Path) -> inventory.FleetInventory:
     xrs, others = load_dir(directory)
     fleet = inventory.read_fleet(xrs + others)
     if not fleet.clusters:
@@ -142,7 +142,7 @@ def _in_threads(jobs: list[Callable[[], None]]) -> None:
         raise errors[0]
 
 
-def _start_cluster(rec: _Recorder, fleet: inventory.Fleet, cluster: inventory.Cluster, index: int, etcd: str, ca: pki.CA,
+def _start_cluster(rec: _Recorder, fleet: inventory.FleetInventory, cluster: inventory.ClusterInventory, index: int, etcd: str, ca: pki.CA,
                    crds: list[dict], deadline: float, say: Progress) -> None:
     d = Path(rec.state.root) / cluster.name
     api = APIServer(d, etcd, name=cluster.name, ca=ca, timeout=max(deadline - time.monotonic(), 1.0))
@@ -246,7 +246,7 @@ def _default_account(client) -> bool:
 BIND_RETRIES = 3
 
 
-def _wait_ready(rec: _Recorder, cluster: inventory.Cluster, client, deadline: float) -> None:
+def _wait_ready(rec: _Recorder, cluster: inventory.ClusterInventory, client, deadline: float) -> None:
     want = sum(p.node_count for p in cluster.pools)
     pending: list[str] = []
     retries: dict[str, int] = {}

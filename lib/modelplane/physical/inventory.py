@@ -59,19 +59,19 @@ POOL_TAINTS = {
 
 
 @dataclass(frozen=True)
-class Pool:
+class PoolNodes:
     name: str
     class_name: str
     node_count: int
 
 
 @dataclass(frozen=True)
-class Cluster:
+class ClusterInventory:
     """One InferenceCluster as the lab plays it (any source becomes a local cluster)."""
 
     name: str
     source: str
-    pools: tuple[Pool, ...]
+    pools: tuple[PoolNodes, ...]
     taints: tuple[Mapping[str, str], ...] = ()
     cache_class: str = ""          # the StorageClass ModelCache PVCs use here ("" = none declared)
     composes_cache_class: bool = False  # Modelplane composes the StorageClass itself (GKE, AKS)
@@ -81,8 +81,8 @@ class Cluster:
 
 
 @dataclass(frozen=True)
-class Fleet:
-    clusters: tuple[Cluster, ...]
+class FleetInventory:
+    clusters: tuple[ClusterInventory, ...]
     classes: Mapping[str, Mapping[str, Any]]   # InferenceClass name -> spec
 
 
@@ -93,7 +93,7 @@ def _named(doc: Mapping[str, Any], kind: str) -> str:
     return name
 
 
-def read_fleet(docs: Iterable[Mapping[str, Any]]) -> Fleet:
+def read_fleet(docs: Iterable[Mapping[str, Any]]) -> FleetInventory:
     """The InferenceClusters and InferenceClasses among ``docs``; other documents are ignored.
 
     Raises InputError naming the object and field when a pool names a class that is not
@@ -118,10 +118,10 @@ def read_fleet(docs: Iterable[Mapping[str, Any]]) -> Fleet:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise InputError("metadata.name", f"InferenceCluster {dupes[0]} is defined twice; give each a unique name")
-    return Fleet(clusters=tuple(sorted(clusters, key=lambda c: c.name)), classes=classes)
+    return FleetInventory(clusters=tuple(sorted(clusters, key=lambda c: c.name)), classes=classes)
 
 
-def _cluster(doc: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]) -> Cluster:
+def _cluster(doc: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]) -> ClusterInventory:
     name = _named(doc, "InferenceCluster")
     spec = doc.get("spec") or {}
     source = (spec.get("cluster") or {}).get("source") or ""
@@ -132,7 +132,7 @@ def _cluster(doc: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]) -
         if cls not in classes:
             raise InputError(f"InferenceCluster/{name}: spec.nodePools[{i}].class",
                              f"class {cls!r} is not defined in the lab's directory; add that InferenceClass")
-        pools.append(Pool(name=p["name"], class_name=cls, node_count=int(p.get("nodeCount", 0))))
+        pools.append(PoolNodes(name=p["name"], class_name=cls, node_count=int(p.get("nodeCount", 0))))
     if not pools:
         raise InputError(f"InferenceCluster/{name}: spec.nodePools", "list at least one pool for the lab to build")
     cache_class = (block.get("cache") or {}).get("storageClassName") or ""
@@ -145,7 +145,7 @@ def _cluster(doc: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]) -
     ref = block.get("kubeconfigSecretRef") or {}
     secret_ref = {"namespace": ref.get("namespace") or NAMESPACE, "name": ref.get("name") or f"{name}-kubeconfig",
                   "key": ref.get("key") or "kubeconfig"}
-    return Cluster(
+    return ClusterInventory(
         name=name, source=source, pools=tuple(pools), taints=tuple(taints), secret_ref=secret_ref,
         cache_class=cache_class or (RWX_STORAGE_CLASS if composes else ""),
         composes_cache_class=composes,
@@ -163,7 +163,7 @@ def node_name(pool: str, index: int) -> str:
     return f"{pool}-{index}"
 
 
-def nodes(cluster: Cluster) -> list[dict]:
+def nodes(cluster: ClusterInventory) -> list[dict]:
     """One Node per pool node, ready for kwok to take over."""
     out = []
     for pool in cluster.pools:
@@ -212,7 +212,7 @@ def _slice_device(dev: Mapping[str, Any], index: int) -> dict:
     return out
 
 
-def resource_slices(cluster: Cluster, node: str, class_spec: Mapping[str, Any]) -> list[dict]:
+def resource_slices(cluster: ClusterInventory, node: str, class_spec: Mapping[str, Any]) -> list[dict]:
     """The ResourceSlices a DRA driver publishes for ``node``: one per driver (more past 128 devices).
 
     Device names are ``<class device name>-<i>``; the pool is the node, as node-local drivers do."""
@@ -239,7 +239,7 @@ def resource_slices(cluster: Cluster, node: str, class_spec: Mapping[str, Any]) 
     return out
 
 
-def device_classes(fleet: Fleet, cluster: Cluster | None = None) -> list[dict]:
+def device_classes(fleet: FleetInventory, cluster: ClusterInventory | None = None) -> list[dict]:
     """The DeviceClasses the classes name (those of ``cluster``'s pools, or every class).
 
     Each selects by driver: a class's claim may land on any device of the drivers that
@@ -261,7 +261,7 @@ def device_classes(fleet: Fleet, cluster: Cluster | None = None) -> list[dict]:
     return out
 
 
-def storage(cluster: Cluster) -> list[dict]:
+def storage(cluster: ClusterInventory) -> list[dict]:
     """The cache StorageClass the admin would have created, and static volumes for its PVCs."""
     if not cluster.cache_class:
         return []
@@ -294,7 +294,7 @@ def storage(cluster: Cluster) -> list[dict]:
     return out
 
 
-def kubeconfig_secret(cluster: Cluster, kubeconfig: str) -> dict:
+def kubeconfig_secret(cluster: ClusterInventory, kubeconfig: str) -> dict:
     """The Secret an Existing InferenceCluster's ``kubeconfigSecretRef`` names, holding ``kubeconfig``."""
     ref = cluster.secret_ref
     return {
@@ -306,7 +306,7 @@ def kubeconfig_secret(cluster: Cluster, kubeconfig: str) -> dict:
     }
 
 
-def cluster_objects(fleet: Fleet, cluster: Cluster) -> list[dict]:
+def cluster_objects(fleet: FleetInventory, cluster: ClusterInventory) -> list[dict]:
     """Everything the lab creates in ``cluster``, in creation order."""
     out = device_classes(fleet, cluster) + storage(cluster)
     node_list = nodes(cluster)
@@ -318,7 +318,7 @@ def cluster_objects(fleet: Fleet, cluster: Cluster) -> list[dict]:
     return out
 
 
-def devices_total(fleet: Fleet, cluster: Cluster) -> dict[str, int]:
+def devices_total(fleet: FleetInventory, cluster: ClusterInventory) -> dict[str, int]:
     """pool -> DRA devices across its nodes (what ``lab status`` and tests compare against)."""
     return {p.name: p.node_count * sum(int(d.get("count", 1)) for d in _dra_devices(fleet.classes[p.class_name]))
             for p in cluster.pools}
