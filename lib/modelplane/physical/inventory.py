@@ -60,6 +60,8 @@ POOL_TAINTS = {
 
 @dataclass(frozen=True)
 class PoolNodes:
+    """One spec.nodePools entry: how many nodes of which class (not the scheduler's Pool of capacity)."""
+
     name: str
     class_name: str
     node_count: int
@@ -82,6 +84,8 @@ class ClusterInventory:
 
 @dataclass(frozen=True)
 class FleetInventory:
+    """Every cluster of a folder of manifests, and the classes their pools name."""
+
     clusters: tuple[ClusterInventory, ...]
     classes: Mapping[str, Mapping[str, Any]]   # InferenceClass name -> spec
 
