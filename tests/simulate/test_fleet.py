@@ -151,7 +151,8 @@ def test_status_blind_readers_render_the_same_whatever_the_status_of_what_they_r
     changes; that is sound only while their output does not depend on it. Render each such reader
     of the fixed-point fleet, then again with every object it reads given another status."""
     from modelplane.render import render
-    from modelplane.simulate.loop import STATUS_BLIND, Simulator
+    from modelplane.simulate.loop import Simulator
+    from modelplane.simulate.tracking import STATUS_BLIND
 
     world, _ = fleet
     sim = Simulator(world, pool)
@@ -160,15 +161,15 @@ def test_status_blind_readers_render_the_same_whatever_the_status_of_what_they_r
         for read_kind, reader_kinds in sorted(STATUS_BLIND.items()):
             readers = sorted(k for k in world.xrs if k[0] in reader_kinds)
             assert readers, reader_kinds
-            before = {k: render(sim._inputs(k)[0], pool) for k in readers}
+            before = {k: render(sim.inputs(k)[0], pool) for k in readers}
             read = [k for k in world.xrs if k[0] == read_kind]
             assert read, read_kind
             for k in read:
-                sim.store.put(k, {**world.xrs[k].obj, "status": {"conditions": [
+                sim.changes.store.put(k, {**world.xrs[k].obj, "status": {"conditions": [
                     {"type": "Ready", "status": "False", "reason": "Changed", "message": "another status",
                      "lastTransitionTime": "2030-01-01T00:00:00Z"}], "ready": False}})
             for k in readers:
-                after = render(sim._inputs(k)[0], pool)
+                after = render(sim.inputs(k)[0], pool)
                 assert (after.xr, after.composed) == (before[k].xr, before[k].composed), k
                 checked += 1
         assert checked
@@ -194,12 +195,12 @@ def test_no_render_depends_on_its_own_xrs_status(fleet, pool):
                                         "ModelService", "InferenceGateway", "InferenceClass", "ModelCache"}
         for key in keys:
             state = world.xrs[key]
-            before = render(sim._inputs(key)[0], pool)
+            before = render(sim.inputs(key)[0], pool)
             live = state.obj
             for status in (other, None):
                 state.obj = {**_without_status(live), **({"status": status} if status else {})}
                 try:
-                    after = render(sim._inputs(key)[0], pool)
+                    after = render(sim.inputs(key)[0], pool)
                 finally:
                     state.obj = live
                 assert after.composed == before.composed, key
@@ -211,10 +212,11 @@ def test_no_render_depends_on_its_own_xrs_status(fleet, pool):
 
 def test_a_placed_deployment_renders_the_same_whatever_the_clusters_it_is_not_on_report(fleet, pool):
     """simulate does not wake a fully placed ModelDeployment for status changes of clusters that
-    hold none of its replicas (loop._concerns). Render each such deployment of the fixed-point
+    hold none of its replicas (tracking._concerns). Render each such deployment of the fixed-point
     fleet, then again with each of those clusters down, full, or emptied."""
     from modelplane.render import render
-    from modelplane.simulate.loop import Simulator, _concerns
+    from modelplane.simulate.loop import Simulator
+    from modelplane.simulate.tracking import _concerns
 
     world, _ = fleet
     sim = Simulator(world, pool)
@@ -234,18 +236,18 @@ def test_a_placed_deployment_renders_the_same_whatever_the_clusters_it_is_not_on
         clusters = sorted(k for k in world.xrs if k[0] == "InferenceCluster")
         for md in sorted(k for k in world.xrs if k[0] == "ModelDeployment"):
             obj = world.xrs[md].obj
-            before = render(sim._inputs(md)[0], pool)
+            before = render(sim.inputs(md)[0], pool)
             for ck in clusters:
                 cluster = world.xrs[ck].obj
                 if _concerns(obj, ck[2], cluster):
                     continue
                 for changed in variants(cluster):
                     assert not _concerns(obj, ck[2], cluster, changed)
-                    sim.store.put(ck, changed)
+                    sim.changes.store.put(ck, changed)
                     try:
-                        after = render(sim._inputs(md)[0], pool)
+                        after = render(sim.inputs(md)[0], pool)
                     finally:
-                        sim.store.put(ck, cluster)
+                        sim.changes.store.put(ck, cluster)
                     assert (after.xr, after.composed) == (before.xr, before.composed), (md, ck)
                     checked += 1
         assert checked >= 6

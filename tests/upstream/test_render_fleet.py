@@ -43,7 +43,7 @@ def _dump(path, docs):
 def test_every_fleet_xr_renders_the_same(fleet, targets, tmp_path):
     crossplane = tool("crossplane")["crossplane"]
     compositions = load_compositions()
-    observed_of = Simulator(fleet, pool=None)._observed  # what Crossplane would observe (no calls made)
+    observed_of = Simulator(fleet, pool=None).observed  # what Crossplane would observe (no calls made)
     required = _dump(tmp_path / "required.yaml", fleet.candidates())
     compared, differ = 0, []
     for key in fleet.ordered():

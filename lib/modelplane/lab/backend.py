@@ -275,7 +275,7 @@ class LabPhysical:
 def volumes_to_free(pvs: list[Mapping[str, Any]]) -> list[str]:
     """The lab's static volumes still bound or Released to a claim (the claims went with their
     namespaces): with ``persistentVolumeReclaimPolicy: Retain`` nothing frees them, and each run
-    would leave one volume fewer for the next (``lab.fleet.CACHE_VOLUMES`` per class)."""
+    would leave one volume fewer for the next (``physical.inventory.CACHE_VOLUMES`` per class)."""
     return sorted(pv["metadata"]["name"] for pv in pvs
                   if LAB_LABEL in (pv["metadata"].get("labels") or {}) and (pv.get("spec") or {}).get("claimRef"))
 

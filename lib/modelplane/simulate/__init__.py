@@ -3,13 +3,17 @@
 - ``world``: the simulated API server (XRs, composed resources, statuses, the clock)
 - ``store``: required-resource selectors answered from an index, and who watches what
 - ``codec``: protobuf conversions cached across renders
-- ``loop``: the watch-driven reconcile loop through the real functions, to the fixed point
-- ``nodes``, ``kubesched``, ``controllers``, ``physical``: each workload cluster played
-  physically (nodes and DRA devices, kube-scheduler + DRA, workload controllers)
+- ``loop``: the watch-driven reconcile loop through the real functions, to the fixed point:
+  rounds and waves, over the three below
+- ``tracking``: which XRs must render again (the dirty set, TTLs due, watches woken)
+- ``reconcile``: one XR: its render inputs, its render, its result applied
+- ``sync``: the workload clusters: what each runs (``modelplane.physical``) and the statuses
+  their controllers write back
 - ``health``, ``addresses``: the statuses controllers write back, valid upstream
 - ``scenario``: steps over simulated time, and the timeline
 - ``report``: placements, conditions, capacity, resources
-- ``cli`` / ``demo``: the commands
+
+The commands are ``modelplane.cli.simulate`` and ``modelplane.cli.demo``.
 """
 from modelplane.simulate.loop import Outcome, Simulator, simulate_dir
 from modelplane.simulate.world import World

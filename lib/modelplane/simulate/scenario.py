@@ -228,7 +228,7 @@ def _ready(obj: dict) -> bool:
 def timeline(sim: Any, step: Step | None) -> dict:
     return {"clock": sim.world.now(), "round": sim.rounds, "step": step.index if step else None,
             "action": step.describe() if step else "load",
-            "deployments": deployments(sim.world), "services": routed_ready(sim.world, sim.down)}
+            "deployments": deployments(sim.world), "services": routed_ready(sim.world, sim.clusters.down)}
 
 
 def timeline_text(entry: dict) -> str:

@@ -40,6 +40,11 @@ KIND_ORDER = (
     "ModelService",
 )
 assert frozenset(KIND_ORDER) == XR_KINDS, "every XR kind has its place in the reconcile order"
+# The kinds the reconcile loop treats apart from the others.
+CLASS_KIND = "InferenceClass"
+CLUSTER_KIND = "InferenceCluster"
+DEPLOYMENT_KIND = "ModelDeployment"
+REPLICA_KIND = "ModelReplica"
 _EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 Key = tuple[str, str, str]
@@ -50,6 +55,11 @@ Listener = Callable[[Key, "dict | None", "dict | None", "Key | None"], None]
 def key_of(obj: dict) -> Key:
     meta = obj.get("metadata") or {}
     return (obj.get("kind", ""), meta.get("namespace", ""), meta.get("name", ""))
+
+
+def without_status(obj: dict) -> dict:
+    """``obj`` but its status (which the API server writes apart, as a subresource)."""
+    return {k: v for k, v in obj.items() if k != "status"}
 
 
 def label(key: Key) -> str:
