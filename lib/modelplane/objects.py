@@ -66,6 +66,17 @@ def remote_status(observed_object: Mapping[str, Any] | None) -> dict:
     return manifest.get("status") or {}
 
 
+def manifest_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The remote object an Object carries (``spec.forProvider.manifest``; empty when none)."""
+    return ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+
+
+def manifest_key(manifest: Mapping[str, Any]) -> tuple[str, str, str]:
+    """A remote object's kind, namespace and name: how a workload cluster's objects are keyed."""
+    meta = manifest.get("metadata") or {}
+    return (manifest.get("kind", ""), meta.get("namespace", ""), meta.get("name", ""))
+
+
 def provider_config_ref(obj: Mapping[str, Any]) -> str:
     """The ClusterProviderConfig an Object targets ('' when none)."""
     return ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", "")

@@ -30,6 +30,7 @@ from modelplane.kube import ApiError
 from modelplane.lab.remote import Remote
 from modelplane.lab.state import default_dir
 from modelplane.labels import POOL
+from modelplane.objects import manifest_key, manifest_of
 from modelplane.physical.interface import PendingPod, PoolUse, RemoteKey
 from modelplane.physical.inventory import LAB_LABEL
 
@@ -81,16 +82,13 @@ class LabCluster:
 
     # ----- the loop's view ----------------------------------------------------------
     def observed(self, manifest: Mapping[str, Any]) -> dict | None:
-        meta = manifest.get("metadata") or {}
-        return self.live.get((manifest.get("kind", ""), meta.get("namespace", ""), meta.get("name", "")))
+        return self.live.get(manifest_key(manifest))
 
     def judge(self, obj: Mapping[str, Any], status: dict) -> dict:
         """``status`` of a provider-kubernetes Object, corrected for what the server said: an apply
         the server refused is ``Synced=False`` with its message, and a remote object that does not
         exist is not Ready whatever the readiness policy (provider-kubernetes never got it created)."""
-        manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-        meta = manifest.get("metadata") or {}
-        key = (manifest.get("kind", ""), meta.get("namespace", ""), meta.get("name", ""))
+        key = manifest_key(manifest_of(obj))
         error = self.errors.get(key, "")
         if not error and self.live.get(key) is not None:
             return status

@@ -13,3 +13,8 @@ Modelplane meets protobuf on the function side:
 - ``memo``: values memoised by a digest of wire bytes (bounded, least recently used out)
 - ``server``: the gRPC server every function runs in (``modelplane serve``)
 """
+
+# A function server started by another process (``render``, ``simulate``) stops once the process
+# this variable names is no longer its parent. Here, not in ``server``: the starters need the name
+# without importing the server.
+PARENT_PID_ENV = "MODELPLANE_PARENT_PID"

@@ -31,6 +31,7 @@ from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
 
 from modelplane.errors import InputError
+from modelplane.pipeline import PARENT_PID_ENV
 from modelplane.pipeline.composition import Composition, one_line
 from modelplane.pipeline.received import Received, receive
 
@@ -44,8 +45,6 @@ DEFAULT_ADDRESS = "0.0.0.0:9443"
 # seconds lets a rolling update finish every call already accepted.
 SHUTDOWN_GRACE_SECONDS = 5.0
 DRAIN_QUIET_SECONDS = 0.5
-# Set by a process that starts a function server for itself (modelplane.render.runners).
-PARENT_PID_ENV = "MODELPLANE_PARENT_PID"
 ORPHAN_CHECK_SECONDS = 1.0
 
 

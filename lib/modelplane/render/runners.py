@@ -35,6 +35,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelplane.kube.net import free_port, tcp_open
 from modelplane.kube.process import ComponentError, Process
+from modelplane.pipeline import PARENT_PID_ENV
 from modelplane.render.errors import RenderError
 from modelplane.render.wire import WireRequest
 
@@ -47,9 +48,6 @@ _METHODS = (
     "/apiextensions.fn.proto.v1beta1.FunctionRunnerService/RunFunction",
 )
 _STOP_GRACE = 5.0
-# Set for each function server so it stops by itself if this process dies without stopping
-# it (killed outright): modelplane.pipeline.server.PARENT_PID_ENV.
-_PARENT_PID_ENV = "MODELPLANE_PARENT_PID"
 
 
 def _serialize(req: fnv1.RunFunctionRequest | WireRequest) -> bytes:
@@ -225,7 +223,7 @@ class FunctionPool:
             target = f"127.0.0.1:{free_port()}"
             # No log file and the terminal's process group: a function server is part of this
             # command, leaves nothing behind and gets the terminal's Ctrl-C with it.
-            process = Process(function, self._command(function, target), env={_PARENT_PID_ENV: str(os.getpid())},
+            process = Process(function, self._command(function, target), env={PARENT_PID_ENV: str(os.getpid())},
                               own_session=False, grace=_STOP_GRACE)
             self._processes[function] = (process, target)
 

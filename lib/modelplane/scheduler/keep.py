@@ -48,6 +48,7 @@ the fills the filter phase goes on with.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -442,11 +443,8 @@ def _by_cluster(verdicts: Iterable[Verdict]) -> dict[str, list[Current]]:
     return groups
 
 
-def _count_by_cluster(verdicts: Iterable[Verdict]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for v in verdicts:
-        counts[v.current.cluster] = counts.get(v.current.cluster, 0) + 1
-    return counts
+def _count_by_cluster(verdicts: Iterable[Verdict]) -> Counter[str]:
+    return Counter(v.current.cluster for v in verdicts)
 
 
 def _eviction(v: Verdict) -> Eviction:

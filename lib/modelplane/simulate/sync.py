@@ -12,6 +12,7 @@ the control plane get their status when applied (``control_plane_status``).
 """
 from __future__ import annotations
 
+from modelplane.objects import manifest_key, manifest_of, provider_config_ref
 from modelplane.physical import hardware
 from modelplane.physical.interface import PhysicalFleet, RemoteKey
 from modelplane.physical.simulated import Physical
@@ -30,7 +31,7 @@ def target(obj: dict, owner: Key) -> str:
     Helm Release does when an InferenceCluster composes it (its stack), and
     targets the control plane when the InferenceGateway does."""
     api, kind = obj.get("apiVersion", ""), obj.get("kind")
-    pc = ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", "")
+    pc = provider_config_ref(obj)
     if api.startswith(REMOTE_APIS[0]) and kind == "Object":
         return pc
     if api.startswith(REMOTE_APIS[1]) and kind == "Release" and owner[0] == CLUSTER_KIND:
@@ -39,9 +40,8 @@ def target(obj: dict, owner: Key) -> str:
 
 
 def remote_key(obj: dict) -> RemoteKey:
-    manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-    meta = manifest.get("metadata") or {}
-    return (manifest.get("kind", ""), meta.get("namespace", ""), meta.get("name", ""))
+    """The key of the remote object an Object carries."""
+    return manifest_key(manifest_of(obj))
 
 
 class ClusterSync:
@@ -153,7 +153,8 @@ class ClusterSync:
         manifests: dict[RemoteKey, dict] = {}
         for _, _, obj in objs:
             if obj.get("kind") == "Object":
-                manifests[remote_key(obj)] = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+                manifest = manifest_of(obj)
+                manifests[manifest_key(manifest)] = manifest
         hw = self._hardware(cluster)
         reachable: str | None = None
         if hw is None:
@@ -188,7 +189,7 @@ class ClusterSync:
                 continue
             observed = None
             if obj.get("kind") == "Object" and reachable is None:
-                manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+                manifest = manifest_of(obj)
                 observed = wc.observed(manifest) if real else health.observed_remote(manifest, place)
             status = health.composed_status(obj, place, ready=self.ready(name, obj), unreachable=reachable,
                                             observed=observed, previous=previous)
