@@ -19,6 +19,7 @@ export UV_PYTHON_DOWNLOADS := never
 -include hack/e2e.mk
 -include hack/lab.mk
 -include hack/e2e-crossplane.mk
+-include hack/docs.mk
 
 help: ## Show the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -30,21 +31,21 @@ $(UVSTAMP):
 
 # --locked: fail, rather than drift, when pyproject.toml changed and uv.lock did not (run make lock).
 $(STAMP): pyproject.toml uv.lock $(UVSTAMP)
-	$(UV) sync -q --locked --extra dev --python $(BIN)/python
+	$(UV) sync -q --locked --extra dev --extra docs --python $(BIN)/python
 	@touch $(STAMP)
 
 venv: $(STAMP) ## Create .venv with the project and its dev tools, as uv.lock pins them
 
 lock: $(UVSTAMP) ## Re-resolve uv.lock after a pyproject.toml change (UPGRADE=1: newest allowed versions)
 	$(UV) lock $(if $(UPGRADE),--upgrade)
-	$(UV) sync -q --locked --extra dev --python $(BIN)/python
+	$(UV) sync -q --locked --extra dev --extra docs --python $(BIN)/python
 	@touch $(STAMP)
 
 demo: $(STAMP) ## Simulate the example fleet (no cluster, no network)
 	@$(BIN)/modelplane demo examples/fleet
 
 test: $(STAMP) ## Run the test suite (quick reliability included)
-	$(PYTEST) -n 2 --dist loadgroup -m "not slow" tests
+	$(PYTEST) -n 2 --dist loadgroup -m "not slow and not docs" tests
 
 bench: $(STAMP) ## Benchmarks: scheduler, RunFunction, simulate (generated fleets up to 1000 clusters)
 	$(BIN)/python -m tests.bench
