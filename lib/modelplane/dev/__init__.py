@@ -2,4 +2,6 @@
 
 - ``schemagen``: the Pydantic models in ``schemas/`` from the XRDs in ``apis/``
   (``make schemas``)
+- ``apidocs``: the API reference pages of the docs site from the same XRDs (``make docs``)
+- ``sitehooks``: the MkDocs hooks of the docs site (diagrams rendered at build time)
 """
