@@ -1,0 +1,144 @@
+"""The site builds strictly, and a real browser (Debian's headless Chromium) opens it cleanly.
+
+The front page, a guide and an API reference page are opened from a server on 127.0.0.1:
+no console error, every image drawn, every link on the page answering, no request leaving
+loopback (fonts, scripts and diagrams all come from the site), and search finds a page.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import threading
+import urllib.error
+import urllib.request
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urldefrag, urlparse
+
+import pytest
+
+from tests.docs import pages
+
+pytestmark = pytest.mark.xdist_group("docs-site")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+PAGES = ["", "ml/deploy/", "reference/api/modeldeployment/"]
+
+
+def build(target: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run([str(pages.ROOT / ".venv" / "bin" / "mkdocs"), "build", "--strict", "-d", str(target)],
+                          cwd=pages.ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    target = tmp_path_factory.mktemp("site")
+    done = build(target)
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
+    return target
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    assert Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists(), \
+        "Debian's chromium and chromium-driver are needed: hack/docs-packages.sh test"
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def test_strict_build_writes_every_page(site):
+    for page in pages.pages():
+        if page.name.endswith(".md"):
+            html = page.name[:-3] + ("/index.html" if not page.name.endswith("index.md") else ".html")
+            assert (site / html).is_file(), f"{page.name} was not built ({html})"
+    assert (site / "search" / "search_index.json").is_file(), "the offline search index"
+    assert list((site / "diagrams").glob("*.svg")), "diagrams are rendered at build time"
+
+
+def test_no_page_loads_anything_from_the_network(site):
+    offenders = []
+    for html in site.rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        for marker in ("fonts.googleapis", "fonts.gstatic", "unpkg.com", "cdn.jsdelivr", "cdnjs."):
+            if marker in text:
+                offenders.append(f"{html.relative_to(site)}: {marker}")
+    assert offenders == []
+
+
+def _links(driver) -> list[str]:
+    return driver.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
+
+
+def _answers(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_opens_cleanly_in_a_real_browser(browser, served, path):
+    browser.get(served + path)
+    browser.execute_script("return document.readyState")
+    errors = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+    assert errors == [], f"console errors on /{path}: {errors}"
+    broken = browser.execute_script(
+        "return Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+    assert broken == [], f"broken images on /{path}"
+    origin = urlparse(served)
+    resources = browser.execute_script("return performance.getEntriesByType('resource').map(r => r.name)")
+    foreign = [r for r in resources if urlparse(r).netloc != origin.netloc and not r.startswith("data:")]
+    assert foreign == [], f"/{path} requested something off this machine: {foreign}"
+    dead = []
+    for link in sorted(set(_links(browser))):
+        url, _ = urldefrag(link)
+        if urlparse(url).netloc == origin.netloc and _answers(url) != 200:
+            dead.append(link)
+    assert dead == [], f"/{path} links to pages that do not answer"
+
+
+def test_search_works_offline(browser, served):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(served)
+    browser.find_element(By.CSS_SELECTOR, "label[for='__search']").click()
+    box = WebDriverWait(browser, 20).until(ready.element_to_be_clickable((By.CSS_SELECTOR, "input.md-search__input")))
+    box.send_keys("scheduler")
+    hits = WebDriverWait(browser, 30).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, ".md-search-result__item") or None)
+    assert hits, "search found nothing for 'scheduler'"
