@@ -10,7 +10,6 @@ from functools import cache
 from pathlib import Path
 
 import yaml
-
 from modelplane import paths
 
 ROOT = paths.ROOT

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from modelplane.render import FunctionPool
 from modelplane.simulate.loop import simulate
 

@@ -7,13 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-
 from modelplane.cli import validate as validate_cli
 
 from tests.docs import pages
 
-_MANIFEST = re.compile(r"^apiVersion:.*$", re.M)
-_KIND = re.compile(r"^kind:.*$", re.M)
+_MANIFEST = re.compile(r"^apiVersion:.*$", re.MULTILINE)
+_KIND = re.compile(r"^kind:.*$", re.MULTILINE)
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
