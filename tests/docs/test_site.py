@@ -142,3 +142,14 @@ def test_search_works_offline(browser, served):
     hits = WebDriverWait(browser, 30).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, ".md-search-result__item") or None)
     assert hits, "search found nothing for 'scheduler'"
+
+
+def test_readme_links_resolve():
+    import re
+
+    readme = (pages.ROOT / "README.md").read_text(encoding="utf-8")
+    targets = [t for t in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme) if "://" not in t]
+    assert targets, "the README links the site's parts"
+    assert [t for t in targets if not (pages.ROOT / t).is_file()] == []
+    nav = (pages.ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert [t for t in targets if t.startswith("docs/") and t.removeprefix("docs/") not in nav] == []
