@@ -30,7 +30,6 @@ UNSCHEDULABLE = "Unschedulable"
 PARTIALLY_SCHEDULED = "PartiallyScheduled"
 PROVISIONING = "Provisioning"
 NOT_FOUND = "NotFound"
-INVALID = "Invalid"
 NO_MATCH = "NoMatchingEndpoints"
 NO_MATCHING_CLUSTERS = "NoMatchingClusters"
 # Progressing (ModelDeployment rollouts, lib/deployment/rollout.py).
