@@ -56,12 +56,15 @@ def placements(world: World) -> list[str]:
         obj = world.xrs[key].obj
         status = obj.get("status") or {}
         desired = (obj.get("spec") or {}).get("replicas", 1)
-        placed = {p.get("index"): p for p in status.get("placements") or []}
-        for index in range(max([desired, *(i + 1 for i in placed if isinstance(i, int))])):
-            p = placed.get(index)
+        placed = sorted(status.get("placements") or [], key=lambda p: (p.get("index") is None, p.get("index") or 0))
+        # Indexes are stable, not dense: after a failover or a rollout the live ones have gaps,
+        # so a row is a replica that exists, and the replicas still missing come after them.
+        missing = max(desired - len(placed), 0)
+        for p in [*placed, *[None] * missing]:
             if not p:
-                rows.append([f"{ns}/{name}", str(index), "-", "-", "-", "unplaced"])
+                rows.append([f"{ns}/{name}", "-", "-", "-", "-", "unplaced"])
                 continue
+            index = p.get("index")
             replica = _replica(world, ns, p.get("name", ""))
             pools = ", ".join(
                 f"{m.get('engine')}/{m.get('role')}={m.get('pool')}" for m in p.get("members") or []
