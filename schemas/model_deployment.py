@@ -702,7 +702,7 @@ class ModelDeploymentSpecEngine(BaseModel):
         list[ModelDeploymentSpecEngineMember], Field(max_length=8, min_length=1)
     ]
     """
-    One Standalone member, or one Leader plus one or more Worker members.
+    One Standalone member, or one Leader and one Worker member (worker.nodes Worker pods).
     """
 
 

@@ -98,7 +98,8 @@ class Case:
     extra: tuple = field(default=())
 
 
-MSG_MEMBERS = "members must be exactly one Standalone member, or one Leader plus one or more Worker members"
+MSG_MEMBERS = ("members must be exactly one Standalone member, or one Leader and one Worker member: a gang has one "
+               "worker template, so merge Worker members and set worker.nodes to the total")
 MSG_PD = "serving.mode PrefillDecode needs exactly two engines"
 MSG_PHASE = "engines[].phase is only allowed with serving.mode: PrefillDecode"
 MSG_GANG = "a gang) needs spec.modelCacheRef"
@@ -122,8 +123,12 @@ MEMBERS = "spec.engines[0].members"
 CASES = [
     # ModelDeployment: engine shapes.
     Case("standalone alone", md()),
+    Case("leader and worker", md(modelCacheRef={"name": "c"},
+                                 engines=[engine(members=[member("Leader"), member("Worker")])])),
+    # A LeaderWorkerSet has one worker template: two Worker members cannot be composed.
     Case("leader plus two workers", md(modelCacheRef={"name": "c"},
-                                       engines=[engine(members=[member("Leader"), member("Worker"), member("Worker")])])),
+                                       engines=[engine(members=[member("Leader"), member("Worker"), member("Worker")])]),
+         MEMBERS, MSG_MEMBERS),
     Case("two standalones", md(engines=[engine(members=[member(), member()])]), MEMBERS, MSG_MEMBERS),
     Case("leader without worker", md(modelCacheRef={"name": "c"}, engines=[engine(members=[member("Leader")])]),
          MEMBERS, MSG_MEMBERS),
