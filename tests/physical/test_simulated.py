@@ -128,13 +128,14 @@ def test_a_device_class_the_cluster_does_not_have_and_a_missing_template_keep_po
 
 def test_node_selector_and_taints_are_respected():
     model = physical.Physical()
-    doc = cluster([("a", "k", 1), ("b", "k", 1)], taints=[{"key": "maintenance", "effect": "NoSchedule"}])
+    # The GPU taint of a GKE node pool is on the nodes; the cluster's own taints are not.
+    doc = cluster([("a", "k", 1), ("b", "k", 1)], source="GKE", taints=[{"key": "maintenance", "effect": "NoSchedule"}])
     untolerated = deployment("d", 1, "a", None)
     untolerated["spec"]["template"]["spec"]["tolerations"] = []
     c = settle(model, doc, {"k": gpu_class()}, untolerated, deployment("wrong-pool", 1, "zzz", None))
     reasons = {p.owner: p.reason for p in c.pending()}
     assert reasons["Deployment/ml/d"] == ("0/2 nodes are available: 1 node(s) didn't match Pod's node "
-                                          "affinity/selector, 1 node(s) had untolerated taint {maintenance}.")
+                                          "affinity/selector, 1 node(s) had untolerated taint {nvidia.com/gpu: present}.")
     assert reasons["Deployment/ml/wrong-pool"] == ("0/2 nodes are available: "
                                                    "2 node(s) didn't match Pod's node affinity/selector.")
 

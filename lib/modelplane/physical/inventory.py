@@ -143,9 +143,12 @@ def _cluster(doc: Mapping[str, Any], classes: Mapping[str, Mapping[str, Any]]) -
     # GKE and AKS compose the modelplane-rwx StorageClass themselves (Filestore, Azure
     # Files); the XRD defaults cache.storageClassName to that name.
     composes = source in ("GKE", "AKS") and cache_class in ("", RWX_STORAGE_CLASS)
-    taints = [{k: t[k] for k in ("key", "value", "effect") if t.get(k) is not None} for t in spec.get("taints") or []]
-    if source in POOL_TAINTS:
-        taints.append(dict(POOL_TAINTS[source]))
+    # Nodes carry the taints a real cluster's nodes would: the GPU taint the composed GKE/EKS
+    # node pools declare. An InferenceCluster's spec.taints are the fleet scheduler's (which
+    # replicas may be placed there, API.md); no composed node pool and no composed pod carries
+    # them, so tainting the modelled nodes would leave tolerating replicas Pending here while
+    # they run on the real cluster.
+    taints = [dict(POOL_TAINTS[source])] if source in POOL_TAINTS else []
     ref = block.get("kubeconfigSecretRef") or {}
     secret_ref = {"namespace": ref.get("namespace") or NAMESPACE, "name": ref.get("name") or f"{name}-kubeconfig",
                   "key": ref.get("key") or "kubeconfig"}
