@@ -46,6 +46,15 @@ def test_pages_show_manifests_only_by_include():
                           f"include it with a snippet line (docs/writing-docs.md): {pasted}")
 
 
+def test_no_page_shows_an_escaped_include():
+    # ";--8<--" is the snippet line escaped: it prints the line instead of the file. Only the
+    # page that teaches the syntax shows it.
+    escaped = [f"{page.name}:{fence.line}" for page in pages.pages() for fence in page.fences
+               if page.name != "writing-docs.md" and any(line.lstrip().startswith(";--8<--")
+                                                          for line in fence.body.splitlines())]
+    assert escaped == [], "write --8<-- (not ;--8<--) to include a file"
+
+
 def test_every_include_exists():
     missing = [f"{inc} (in {', '.join(where)})" for inc, where in pages.included_files().items()
                if not (pages.ROOT / inc).is_file()]
