@@ -115,6 +115,6 @@ def provisioning_for(source: Source, pool: CloudPool) -> Mapping[str, Any]:
     if not pool.provisioning:
         raise InputError(f"{pool.field}.class",
                          f"InferenceClass {pool.class_name!r} has no provisioning.{source.provisioning} block, "
-                         f"so a {source.name} cluster cannot create its nodes; pick a class with "
+                         f"so this {source.name} cluster cannot create its nodes; pick a class with "
                          f"provisioning.{source.provisioning} or add one to the class")
     return pool.provisioning
