@@ -20,6 +20,7 @@ export UV_PYTHON_DOWNLOADS := never
 -include hack/lab.mk
 -include hack/e2e-crossplane.mk
 -include hack/docs.mk
+-include hack/images.mk
 
 help: ## Show the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -50,8 +51,12 @@ test: $(STAMP) ## Run the test suite (quick reliability included)
 bench: $(STAMP) ## Benchmarks: scheduler, RunFunction, simulate (generated fleets up to 1000 clusters)
 	$(BIN)/python -m tests.bench
 
-soak: $(STAMP) ## Long fuzz and load runs
-	MODELPLANE_SOAK=1 $(PYTEST) -m slow tests/reliability
+# Both halves run even when the first fails; Hypothesis keeps its database outside the repository.
+soak: $(STAMP) ## 10,000 hostile cases per function (a table), then slow load/CLI runs (<= 30 min, 2 cores)
+	@status=0; export HYPOTHESIS_STORAGE_DIRECTORY=$${HOME}/.cache/modelplane/hypothesis; \
+	$(BIN)/python -m tests.reliability.soak || status=1; \
+	MODELPLANE_SOAK=1 $(PYTEST) -m slow tests/reliability || status=1; \
+	exit $$status
 
 schemas: $(STAMP) ## Regenerate schemas/ from the XRDs in apis/
 	$(BIN)/python -m modelplane.dev.schemagen

@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 
 import yaml
-
 from modelplane import paths
 from modelplane.dev import apidocs
 

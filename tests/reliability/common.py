@@ -3,11 +3,14 @@
 Importing this module registers the ``reliability`` hypothesis profile.
 
 ``make test`` runs the quick version (a few hundred cases per function);
-``make soak`` sets MODELPLANE_SOAK=1 and runs the tests marked slow with
-MODELPLANE_SOAK_EXAMPLES cases per function (default 10,000). Slow tests run
-at quick size when the variable is unset, so running them by hand is cheap.
-Measurements go to /tmp/modelplane-reliability/*.json so they can be read
-without ``-s``.
+``make soak`` runs ``tests/reliability/soak.py`` (MODELPLANE_SOAK_EXAMPLES
+cases per function, default 10,000, as a table), then sets MODELPLANE_SOAK=1
+and runs the tests marked slow at soak size. Slow tests run at quick size when
+the variable is unset, so running them by hand is cheap. Measurements go to
+/tmp/modelplane-reliability/*.json so they can be read without ``-s``.
+
+The profile's example database lives outside the repository
+(``$MODELPLANE_HYPOTHESIS_DB``, default ``~/.cache/modelplane/hypothesis``).
 """
 from __future__ import annotations
 
@@ -18,14 +21,17 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 from modelplane import functions
 
 SOAK = os.environ.get("MODELPLANE_SOAK") == "1"
 SOAK_EXAMPLES = int(os.environ.get("MODELPLANE_SOAK_EXAMPLES", "10000"))
 REPORTS = Path(os.environ.get("MODELPLANE_RELIABILITY_REPORTS", "/tmp/modelplane-reliability"))
+DATABASE = Path(os.environ.get("MODELPLANE_HYPOTHESIS_DB", Path.home() / ".cache" / "modelplane" / "hypothesis"))
 
 settings.register_profile(
     "reliability", deadline=None, derandomize=not SOAK, print_blob=True,
+    database=DirectoryBasedExampleDatabase(DATABASE) if SOAK else None,  # derandomized: nothing to keep
     suppress_health_check=list(HealthCheck),
     # No shrinking: hostile values are huge and shrinking them takes minutes; the
     # failing input is reported as generated (check_response keeps it short).

@@ -1,9 +1,11 @@
 """Fuzz every function: hostile XRs, observed children and required inputs.
 
-Each call must answer within a second, never as an "internal error" (that is
-a bug in the function), and a FATAL must name the field to fix. Run
-in-process for volume, then a smaller batch over real gRPC against
-``modelplane serve`` (which must still be alive afterwards).
+Each call must answer (``fuzzing.HANG_GUARD_S``), never as an "internal
+error" (that is a bug in the function), and a FATAL must name the field to
+fix. Run in-process, then a smaller batch over real gRPC against
+``modelplane serve`` (which must still be alive afterwards). These are the
+quick sizes; ``make soak`` runs the same cases 10,000 per function
+(``tests/reliability/soak.py``).
 """
 from __future__ import annotations
 
@@ -18,13 +20,9 @@ from modelplane import functions
 from tests import support
 from tests.reliability import fleet
 from tests.reliability import strategies as S
-from tests.reliability.common import SOAK, SOAK_EXAMPLES, names_field, require_function
+from tests.reliability.common import SOAK, require_function
+from tests.reliability.fuzzing import check_response, requirement_kinds
 from tests.reliability.procs import Server
-
-# A hang guard, not a speed target: a call that takes this long is stuck (a
-# pathological input looping). Speed lives in `make bench`; on a loaded 2-core
-# machine a healthy call can take a couple of seconds.
-HANG_GUARD_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -34,21 +32,6 @@ class Case:
 
 
 QUICK = [Case("shaped", 100), Case("hostile", 100)]
-
-
-def requirement_kinds(function: str) -> dict[str, str]:
-    """name -> kind of every input ``function`` asks for on a healthy XR (through the loop)."""
-    rsp = fleet.converge(support.run, function, fleet.baseline(function))
-    return {name: sel["kind"] for name, sel in fleet.selectors(rsp.requirements).items()}
-
-
-def check_response(function: str, rsp, elapsed: float, xr: dict) -> None:
-    assert elapsed < HANG_GUARD_S, f"{function} hung for {elapsed:.2f}s"
-    message = support.fatal(rsp)
-    if message is None:
-        return
-    assert not message.startswith("internal error"), f"{function}: {message}\nXR: {str(xr)[:2000]}"
-    assert names_field(message), f"{function}: FATAL does not name a field: {message}"
 
 
 def fuzz(function: str, xr_strategy: st.SearchStrategy, examples: int) -> None:
@@ -74,14 +57,6 @@ def test_fuzzed_inputs_never_crash_and_fatal_names_a_field(function, case):
     require_function(function)
     strategy = S.shaped(function) if case.family == "shaped" else S.hostile(function)
     fuzz(function, strategy, case.examples)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("function", functions.ALL)
-def test_soak_fuzz(function):
-    require_function(function)
-    n = SOAK_EXAMPLES if SOAK else 50
-    fuzz(function, st.one_of(S.shaped(function), S.hostile(function)), n)
 
 
 @pytest.mark.parametrize("function", functions.ALL)

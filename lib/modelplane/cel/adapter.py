@@ -29,6 +29,7 @@ Semantics worth knowing:
 """
 from __future__ import annotations
 
+import copy
 import gc
 import re
 import threading
@@ -364,7 +365,10 @@ def compile(expr: str, *, library: str = "dra") -> Program:
         else:
             _cache.move_to_end(key)
     if isinstance(hit, CELError):
-        raise hit
+        # A copy: raising the cached object itself would pin, through its __traceback__, the
+        # frames (and so the whole request) of the last call that raised it, for as long as
+        # the cache holds it (the soak measured 708 MB after 1,500 calls).
+        raise copy.copy(hit)
     return hit
 
 

@@ -2,16 +2,21 @@
 
 stdout carries only the YAML stream, written once rendering succeeded;
 any failure prints ``crossplane: error: <msg>`` on stderr and exits 1, so
-scripts can switch between this and the real CLI.
+scripts can switch between this and the real CLI. A file that is not UTF-8
+is named with the line and column of its first bad byte; anything else
+unexpected is one ``internal error`` line (a bug to report), never a traceback.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
 import sys
+from collections.abc import Iterator
 from typing import TextIO
 
-from modelplane.render import loader
+from modelplane.render import loader, reader
 from modelplane.render.defaults import default_xr
 from modelplane.render.engine import RenderInputs, documents, render
 from modelplane.render.errors import RenderError
@@ -84,12 +89,62 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _undecodable(path: str) -> tuple[str, UnicodeDecodeError] | None:
+    """The file under ``path`` (itself, or a YAML file of the folder) that is not UTF-8, and why."""
+    files = [path] if not os.path.isdir(path) else sorted(
+        os.path.join(path, f) for f in os.listdir(path) if f.endswith((".yaml", ".yml")))
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                fh.read().decode("utf-8")
+        except UnicodeDecodeError as err:
+            return f, err
+        except OSError:
+            continue
+    return None
+
+
+def utf8_error(path: str, err: UnicodeDecodeError) -> str:
+    """``"PATH": yaml: invalid UTF-8 ...`` with the line and column of the first bad byte."""
+    data = err.object if isinstance(err.object, bytes) else b""
+    bom = " (it starts with a UTF-16 byte-order mark: save it as UTF-8)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") \
+        else ""
+    return f'"{path}": {reader.invalid_utf8(data, err)}{bom}'
+
+
+@contextlib.contextmanager
+def _utf8(*inputs: tuple[str, str | None]) -> Iterator[None]:
+    """Turn a decoding failure while loading ``inputs`` ((what, path) pairs) into the loader's
+    one-line error naming the file that is not UTF-8 (the exception itself does not say)."""
+    try:
+        yield
+    except UnicodeDecodeError as err:
+        for what, path in inputs:
+            found = _undecodable(path) if path else None
+            if found:
+                raise RenderError(f"cannot load {what} from {utf8_error(*found)}") from None
+        raise RenderError(f"cannot load inputs: yaml: invalid UTF-8: {err.reason}") from None
+
+
 def load_inputs(args: argparse.Namespace) -> RenderInputs:
     """Read and check every input file, in the real CLI's order."""
-    xr = loader.load_xr(args.composite_resource)
-    comp = loader.load_composition(args.composition)
+    with _utf8(("composite resource", args.composite_resource)):
+        xr = loader.load_xr(args.composite_resource)
+    with _utf8(("Composition", args.composition)):
+        comp = loader.load_composition(args.composition)
     loader.check_composition(xr, comp)
-    fns = loader.load_functions(args.functions, _pairs(args.function_annotations, "--function-annotations"))
+    with _utf8(("functions", args.functions)):
+        fns = loader.load_functions(args.functions, _pairs(args.function_annotations, "--function-annotations"))
+    rest = [("XRD", args.xrd), ("function credentials", args.function_credentials),
+            ("observed resources", args.observed_resources),
+            *[("extra resources", p) for p in args.extra_resources],
+            *[("required resources", p) for p in args.required_resources],
+            *[("context", f.partition("=")[2]) for f in args.context_files]]
+    with _utf8(*rest):
+        return _load_rest(args, xr, comp, fns)
+
+
+def _load_rest(args: argparse.Namespace, xr: dict, comp: dict, fns: list[dict]) -> RenderInputs:
     if args.xrd:
         xrd = loader.load_xrd(args.xrd)
         try:
@@ -142,6 +197,10 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         )
     except RenderError as err:
         print(f"crossplane: error: {err}", file=stderr)
+        return 1
+    except Exception as err:  # noqa: BLE001 - one line, never a traceback; the soak counts these as bugs
+        print(f"crossplane: error: internal error: {type(err).__name__}: {' '.join(str(err).split())[:500]}",
+              file=stderr)
         return 1
     stdout.write(text)
     stdout.flush()

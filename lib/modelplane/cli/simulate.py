@@ -1,4 +1,10 @@
-"""``modelplane simulate DIR``: reconcile a directory of manifests and print the result."""
+"""``modelplane simulate DIR``: reconcile a directory of manifests and print the result.
+
+A manifest, scenario or hardware file that cannot be read is one line naming
+the file (and the line where it can) with exit 1; usage errors exit 2;
+anything unexpected is one ``internal error`` line (a bug to report), never a
+traceback.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 from typing import TextIO
+
+import yaml
 
 from modelplane.errors import InputError
 from modelplane.render import FunctionPool, RenderError, reader
@@ -49,7 +57,11 @@ def load_hardware(path: Path) -> dict[str, dict]:
     if not path.is_file():
         raise InputError("--hardware", f"{path} is not a file; give a YAML file of InferenceClasses")
     out = {}
-    for doc in reader.load_all(path.read_text(encoding="utf-8")):
+    try:
+        docs = reader.load_all(reader.decode(path.read_bytes()))
+    except (OSError, yaml.YAMLError) as err:
+        raise InputError("--hardware", f"{path}: {' '.join(str(err).split())}") from None
+    for doc in docs:
         if isinstance(doc, dict) and doc.get("kind") == "InferenceClass":
             name = (doc.get("metadata") or {}).get("name")
             if not name:
@@ -67,7 +79,28 @@ def _lab(state: str, hardware: dict | None) -> dict:
 
 
 def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    out, err = stdout or sys.stdout, stderr or sys.stderr
+    err = stderr or sys.stderr
+    try:
+        return _run(argv, stdout or sys.stdout, err)
+    except (RecursionError, MemoryError) as e:
+        print(f"modelplane simulate: {type(e).__name__}: the input is too deep or too large", file=err)
+        return 1
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback; the soak counts these as bugs
+        print(f"modelplane simulate: internal error: {type(e).__name__}: {' '.join(str(e).split())[:500]}", file=err)
+        return 1
+
+
+def _scenario(path: Path) -> list[scenario.Step]:
+    try:
+        return scenario.parse(path)
+    except UnicodeDecodeError as e:
+        data = e.object if isinstance(e.object, bytes) else b""
+        raise InputError("--scenario", f"{path}: {reader.invalid_utf8(data, e)}") from None
+    except (OSError, yaml.YAMLError) as e:
+        raise InputError("--scenario", f"{path}: {' '.join(str(e).split())}") from None
+
+
+def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     args = parser().parse_args(argv)
     if not args.directory.is_dir():
         print(f"modelplane simulate: {args.directory}: not a directory", file=err)
@@ -78,7 +111,7 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
     pool = FunctionPool()
     sim = None
     try:
-        steps = scenario.parse(args.scenario) if args.scenario else []
+        steps = _scenario(args.scenario) if args.scenario else []
         hardware = load_hardware(args.hardware) if args.hardware else None
         lab = _lab(args.lab, hardware) if args.lab is not None else {}
         current: list[scenario.Step | None] = [None]

@@ -15,6 +15,12 @@ the inputs, then every upstream CRD and built-in kind (``--crds``, default
 first (explicit scope, structural schema, rules that compile). Exit 1 on any
 failure (and on missing schemas with ``--error-on-missing-schemas``), 2 on
 usage errors.
+
+Files are read as kubectl reads them (``manifests``): a file that does not
+parse is one ``[x] cannot read FILE: ... line L, column C`` line; a key given
+twice keeps its last value; a resource larger than the API server or etcd
+accepts fails with the server's own words. Anything unexpected is one
+``internal error`` line (a bug to report), never a traceback.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ from typing import TextIO
 import yaml
 
 from modelplane import paths
+from modelplane.render import reader
 from modelplane.validate import Validator, manifests
 from modelplane.validate.upstream import UpstreamSchemas
 
@@ -60,9 +67,26 @@ def _name(doc: dict) -> str:
     return f"{meta['namespace']}/{name}" if meta.get("namespace") else str(name)
 
 
+def _line(d: manifests.Document) -> str:
+    """`` (line N)`` where document ``d`` starts, read again for this error only."""
+    try:
+        line = reader.document_line(reader.decode(Path(d.source).read_bytes()), d.index)
+    except (OSError, yaml.YAMLError):
+        return ""
+    return f" (line {line})" if line else ""
+
+
 def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``modelplane validate``; returns the exit code."""
-    out, err = stdout or sys.stdout, stderr or sys.stderr
+    err = stderr or sys.stderr
+    try:
+        return _run(argv, stdout or sys.stdout, err)
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback; the soak counts these as bugs
+        print(f"modelplane validate: internal error: {type(e).__name__}: {' '.join(str(e).split())[:500]}", file=err)
+        return 1
+
+
+def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exit_:
@@ -106,8 +130,17 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         body = d.body
         if not isinstance(body, dict) or not isinstance(body.get("apiVersion"), str) \
                 or not isinstance(body.get("kind"), str):
-            print(f"[x] invalid document {_shown(d.source)}#{d.index}: "
+            # A list or a scalar says so, and where it starts; a mapping only lacks the two strings.
+            what = "" if isinstance(body, dict) else \
+                f"{_line(d)}: a {'list' if isinstance(body, list) else 'scalar'}, not an object"
+            print(f"[x] invalid document {_shown(d.source)}#{d.index}{what}: "
                   "a resource needs apiVersion and kind strings", file=out)
+            failures += 1
+            continue
+        large = manifests.too_large(body)
+        if large:
+            print(f"[x] schema validation error {_gvk(body)}, {_name(body)} : {large} (in {_shown(d.source)})",
+                  file=out)
             failures += 1
             continue
         findings = validator.validate_document(body, d.source)

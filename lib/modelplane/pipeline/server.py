@@ -88,12 +88,16 @@ def decode_request(data: bytes) -> Received | Undecodable:
     turning a decode failure into a value we can answer.
 
     gRPC would otherwise answer UNKNOWN with protobuf's internal message; a
-    FATAL result tells the user what to change instead.
+    FATAL result tells the user what to change instead. Nothing raises out of
+    here: bytes the walk or protobuf cannot read are answered, whatever the
+    failure (``tests/reliability/wirebytes.py`` fuzzes this in ``make soak``).
     """
     try:
         return receive(data)
     except DecodeError as err:
         return Undecodable(str(err))
+    except Exception as err:  # noqa: BLE001 - never raise out of the deserializer (gRPC: UNKNOWN, a traceback)
+        return Undecodable(f"{type(err).__name__}: {err}")
 
 
 def undecodable_response(req: Undecodable) -> fnv1.RunFunctionResponse:

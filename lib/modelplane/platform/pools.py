@@ -19,21 +19,27 @@ def allocations(replicas: Iterable[Mapping[str, Any]]) -> Allocations:
         md = r.get("metadata") or {}
         spec = r.get("spec") or {}
         ns = md.get("namespace", "")
-        for entry in spec.get("placement") or []:
+        for entry in (e for e in spec.get("placement") or [] if isinstance(e, Mapping)):
             out.setdefault(entry.get("pool", ""), []).append({
                 "replica": f"{ns}/{md.get('name', '')}",
                 "deployment": f"{ns}/{spec.get('deployment', '')}",
                 "order": str(spec.get("order", "")),
-                "pods": [_pods(p) for p in entry.get("pods") or []],
+                "pods": [_pods(p) for p in entry.get("pods") or [] if isinstance(p, Mapping)],
             })
     for items in out.values():
         items.sort(key=lambda a: (a["order"], a["replica"]))
     return out
 
 
+def _whole(value: Any) -> int:
+    """A count as the ModelReplica schema types it; 0 for what only corrupted bytes carry."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _pods(group: Mapping[str, Any]) -> dict[str, Any]:
-    return {"count": int(group.get("count", 0)),
-            "devices": {k: int(v) for k, v in sorted((group.get("devices") or {}).items())},
+    devices = group.get("devices") if isinstance(group.get("devices"), Mapping) else {}
+    return {"count": _whole(group.get("count", 0)),
+            "devices": {str(k): _whole(v) for k, v in sorted(devices.items())},
             "gang": bool(group.get("gang", False))}
 
 

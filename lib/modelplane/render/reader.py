@@ -2,7 +2,23 @@
 
 Scalars resolve by go-yaml's rules (``y`` is true, ``1e3`` a float,
 timestamps stay strings); keys become strings as JSON requires. Documents
-that are empty are skipped, as Kubernetes' YAML reader does.
+that are empty are skipped, as Kubernetes' YAML reader does. A key given
+twice keeps its last value, as go-yaml's decoding into a map does (measured:
+``crossplane render`` v2.2.1 and ``kubectl`` v1.35.4 both accept it).
+
+Hostile YAML is refused the way go-yaml refuses it, so that nothing
+downstream ever holds more than the file's own size allows:
+
+- an alias is shared by the parser but copied by ``jsonify``; like go-yaml,
+  a document where aliases expand to too large a share of its nodes is an
+  error (``document contains excessive aliasing``; a billion laughs stops
+  after about a thousand nodes), see ``allowed_alias_ratio``;
+- an anchor whose value holds an alias to itself is an error (``anchor 'm'
+  value contains itself``), not an endless structure;
+- nesting deeper than Python's stack allows is an error, not a crash.
+
+All three raise ``YAMLLimitError`` (a ``yaml.YAMLError``, so every caller
+that reports YAML errors reports these).
 """
 from __future__ import annotations
 
@@ -14,6 +30,29 @@ from yaml.resolver import BaseResolver
 
 from modelplane.render import yaml11
 from modelplane.render.yamlout import go_float
+
+# Above this many characters, libyaml scans and parses (several times faster; same values; its
+# error messages differ): a 50 MB file then loads in seconds, as it does for the real CLI.
+FAST_ABOVE = 1 << 20
+
+# go-yaml's alias budget: up to ALIAS_LOW decoded nodes, 99% may come from aliases; from
+# ALIAS_HIGH on, 10%; in between the share falls linearly. Checked once a document has more
+# than ALIAS_MIN_ALIASED nodes from aliases and ALIAS_MIN_DECODED nodes in all.
+ALIAS_LOW, ALIAS_HIGH = 400_000, 4_000_000
+ALIAS_MIN_ALIASED, ALIAS_MIN_DECODED = 100, 1_000
+
+
+class YAMLLimitError(yaml.YAMLError):
+    """YAML that would expand without bound (aliases), refers to itself, or nests too deeply."""
+
+
+def allowed_alias_ratio(decoded: int) -> float:
+    """The share of ``decoded`` nodes that may come from expanding aliases."""
+    if decoded <= ALIAS_LOW:
+        return 0.99
+    if decoded >= ALIAS_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - ALIAS_LOW) / (ALIAS_HIGH - ALIAS_LOW)
 
 
 class _Resolver(BaseResolver):
@@ -41,6 +80,24 @@ class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml
         yaml.composer.Composer.__init__(self)
         _Constructor.__init__(self)
         _Resolver.__init__(self)
+        self._open_anchors: set[str] = set()
+
+    def compose_node(self, parent, index):
+        """PyYAML's, refusing an alias inside its own anchor's value (it would build a cycle)."""
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor in self._open_anchors:
+                raise yaml.composer.ComposerError(None, None, f"anchor {event.anchor!r} value contains itself",
+                                                  event.start_mark)
+            return super().compose_node(parent, index)
+        anchor = getattr(event, "anchor", None)
+        if anchor is None or anchor in self._open_anchors:
+            return super().compose_node(parent, index)
+        self._open_anchors.add(anchor)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._open_anchors.discard(anchor)
 
 
 try:
@@ -72,30 +129,161 @@ def _key(k: Any) -> str:
     return str(k)
 
 
+class _Expansion:
+    """Counts nodes as ``jsonify`` copies them, go-yaml's way: every key and value is a decoded
+    node, and those copied while expanding an alias (a container met a second time) are aliased."""
+
+    def __init__(self) -> None:
+        self.decoded = self.aliased = 0
+        self.alias_depth = 0
+        self.seen: set[int] = set()      # containers copied once already: meeting one again is an alias
+        self.open: set[int] = set()      # containers being copied (on the current path)
+
+    def node(self) -> None:
+        self.decoded += 1
+        if self.alias_depth:
+            self.aliased += 1
+            if (self.aliased > ALIAS_MIN_ALIASED and self.decoded > ALIAS_MIN_DECODED
+                    and self.aliased / self.decoded > allowed_alias_ratio(self.decoded)):
+                raise YAMLLimitError("yaml: document contains excessive aliasing")
+
+    def _enter(self, value: Any) -> bool:
+        """Start on a container; whether it is an alias (met before)."""
+        ident = id(value)
+        if ident in self.open:
+            raise YAMLLimitError("yaml: an anchor's value contains itself (an alias inside it refers back to it)")
+        alias = ident in self.seen
+        self.seen.add(ident)
+        self.open.add(ident)
+        self.alias_depth += alias
+        return alias
+
+    def _leave(self, value: Any, alias: bool) -> None:
+        self.alias_depth -= alias
+        self.open.discard(id(value))
+
+    def copy(self, value: Any) -> Any:
+        self.node()
+        if not isinstance(value, (dict, list, tuple)):
+            if isinstance(value, float) and value.is_integer() and yaml11.INT64_MIN <= value <= yaml11.INT64_MAX:
+                return int(value)
+            return value
+        alias = self._enter(value)
+        try:
+            if isinstance(value, dict):
+                out = {}
+                for k, v in value.items():
+                    self.node()
+                    out[_key(k)] = self.copy(v)
+                return out
+            return [self.copy(v) for v in value]
+        finally:
+            self._leave(value, alias)
+
+    def walk(self, value: Any) -> None:
+        """``copy`` without the copy: only the checks."""
+        self.node()
+        if not isinstance(value, (dict, list, tuple)):
+            return
+        alias = self._enter(value)
+        try:
+            for v in value.values() if isinstance(value, dict) else value:
+                if isinstance(value, dict):
+                    self.node()
+                self.walk(v)
+        finally:
+            self._leave(value, alias)
+
+
 def jsonify(value: Any) -> Any:
-    """YAML data as JSON data: string keys, lists for sequences."""
-    if isinstance(value, dict):
-        return {_key(k): jsonify(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonify(v) for v in value]
-    if isinstance(value, float) and value.is_integer() and yaml11.INT64_MIN <= value <= yaml11.INT64_MAX:
-        return int(value)
-    return value
+    """YAML data as JSON data: string keys, lists for sequences, aliases copied within go-yaml's
+    budget (``YAMLLimitError`` beyond it)."""
+    return _Expansion().copy(value)
+
+
+def check_expansion(doc: Any) -> Any:
+    """``doc`` itself, once it is known to stay within go-yaml's alias budget and to hold no cycle
+    (for readers that keep YAML's own values instead of ``jsonify``-ing them)."""
+    try:
+        _Expansion().walk(doc)
+    except RecursionError:
+        raise YAMLLimitError("yaml: the document nests too deeply") from None
+    return doc
+
+
+def decode(data: bytes) -> str:
+    """A file's bytes as YAML text, the encodings go-yaml reads: UTF-8 (a BOM dropped), or UTF-16
+    with its BOM. Anything else is a ``yaml.YAMLError`` naming the first bad byte's line and column."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as err:
+            raise yaml.YAMLError(f"yaml: invalid UTF-16: {err.reason} at byte {err.start}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise yaml.YAMLError(invalid_utf8(data, err)) from None
+
+
+def invalid_utf8(data: bytes, err: UnicodeDecodeError) -> str:
+    """``yaml: invalid UTF-8: byte 0xe9 at line 8, column 12`` for ``err`` decoding ``data``."""
+    if err.start >= len(data):
+        return f"yaml: invalid UTF-8: {err.reason}"
+    head = data[: err.start]
+    line = head.count(b"\n") + 1
+    column = err.start - (head.rfind(b"\n") + 1) + 1
+    return f"yaml: invalid UTF-8: byte 0x{data[err.start]:02x} at line {line}, column {column}"
+
+
+def document_line(text: str, index: int) -> int | None:
+    """The line (1-based) where the ``index``-th non-empty document of ``text`` starts (for error
+    messages: parses again, so call it only on the way to reporting an error)."""
+    try:
+        nodes = [n for n in yaml.compose_all(text, Loader=_CLoader) if n is not None]
+        return nodes[index].start_mark.line + 1 if index < len(nodes) else None
+    except (yaml.YAMLError, RecursionError):
+        return None
+
+
+def located(err: YAMLLimitError, text: str, index: int) -> YAMLLimitError:
+    """``err`` saying which document of ``text`` (and the line it starts on) it is about."""
+    line = document_line(text, index)
+    return YAMLLimitError(f"{err} (document {index}{f', line {line}' if line else ''})")
+
+
+def _documents(text: str, loader: type) -> list[Any]:
+    out, index = [], 0
+    try:
+        for doc in yaml.load_all(text, Loader=loader):
+            if doc is not None:
+                out.append(jsonify(doc))
+                index += 1
+    except YAMLLimitError as err:
+        raise located(err, text, index) from None
+    except RecursionError:
+        raise located(YAMLLimitError("yaml: the document nests too deeply (more levels than this reader's "
+                                     "stack allows; Kubernetes objects need a few dozen)"), text, index) from None
+    return out
 
 
 def load_all(text: str) -> list[Any]:
-    """Every non-empty document of a YAML stream."""
-    return [jsonify(doc) for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+    """Every non-empty document of a YAML stream (libyaml parses texts over ``FAST_ABOVE``)."""
+    return _documents(text, _CLoader if len(text) > FAST_ABOVE else _Loader)
 
 
 def load_all_fast(text: str) -> list[Any]:
     """``load_all`` with libyaml's scanner (several times faster; same values; error messages differ).
 
     For large trusted inputs such as a simulated fleet, not for render's byte-exact CLI."""
-    return [jsonify(doc) for doc in yaml.load_all(text, Loader=_CLoader) if doc is not None]
+    return _documents(text, _CLoader)
 
 
 def load_one(text: str) -> Any:
     """The first document of a YAML file (render reads one object per file)."""
-    docs = list(yaml.load_all(text, Loader=_Loader))
-    return jsonify(docs[0]) if docs else None
+    try:
+        docs = list(yaml.load_all(text, Loader=_CLoader if len(text) > FAST_ABOVE else _Loader))
+        return jsonify(docs[0]) if docs else None
+    except YAMLLimitError as err:
+        raise located(err, text, 0) from None
+    except RecursionError:
+        raise located(YAMLLimitError("yaml: the document nests too deeply"), text, 0) from None

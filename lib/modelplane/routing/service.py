@@ -60,11 +60,13 @@ def select(entries: Sequence[Mapping[str, Any]], fetched: Sequence[Sequence[Mapp
     out = Selection({}, [], [], [])
     for i, (entry, items) in enumerate(zip(entries, fetched)):
         names = []
-        for item in sorted(items, key=lambda o: o["metadata"]["name"]):
-            if (item.get("metadata") or {}).get("namespace", namespace) != namespace:
+        for item in sorted(items, key=lambda o: (o.get("metadata") or {}).get("name", "")):
+            meta = item.get("metadata") or {}
+            # The API server never hands over a nameless object; a corrupted request may.
+            if meta.get("namespace", namespace) != namespace or not meta.get("name"):
                 continue
             routing = (item.get("status") or {}).get("routing") or {}
-            name = item["metadata"]["name"]
+            name = meta["name"]
             if not routing.get("backendName"):
                 out.unrouted.append(f"ModelEndpoint {name} is not routed yet (no status.routing.backendName)")
                 continue

@@ -11,7 +11,10 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import yaml
+
 from modelplane import paths
+from modelplane.errors import InputError
 from modelplane.render import reader
 
 GROUP = "modelplane.ai"
@@ -43,8 +46,18 @@ def load_dir(directory: Path) -> tuple[list[dict], list[dict]]:
     xrs: list[dict] = []
     others: list[dict] = []
     for path in paths.yaml_files(directory):
-        for doc in reader.load_all_fast(path.read_text(encoding="utf-8")):
-            if not isinstance(doc, dict) or not doc.get("kind"):
+        try:
+            text = reader.decode(path.read_bytes())
+            docs = reader.load_all_fast(text)
+        except yaml.YAMLError as err:
+            raise InputError(str(path), " ".join(str(err).split())) from None
+        for i, doc in enumerate(docs):
+            if not isinstance(doc, dict):
+                line = reader.document_line(text, i)
+                raise InputError(str(path), f"document {i}{f' (line {line})' if line else ''} is a "
+                                 f"{'list' if isinstance(doc, list) else 'scalar'}, not an object: a manifest "
+                                 "is a mapping with apiVersion and kind")
+            if not doc.get("kind"):
                 continue
             if is_xr(doc):
                 xrs.append(admitted(doc))
