@@ -1,10 +1,16 @@
 # syntax=docker/dockerfile:1
-# One runtime image for every Modelplane composition function. The function
-# it serves is a build argument, so eight packages share one set of layers:
+# One runtime image for every Modelplane composition function, for users with
+# Docker. The function it serves is a build argument, so eight packages share
+# one set of layers:
 #
 #   docker build --build-arg FUNCTION=compose-model-deployment -t runtime .
 #   crossplane xpkg build -f functions/compose-model-deployment/package \
 #       --embed-runtime-image=runtime
+#
+# `make images` builds the same runtime without Docker (hack/images/build.py:
+# mmdebstrap + uv.lock, reproducible) and is what CI tests and releases;
+# tests/images/test_dockerfile_recipe.py checks that both describe the same
+# runtime: Debian release, entrypoint, user, port, venv, uv version.
 #
 # Build and run stages are the same Debian release (12, bookworm) with the
 # same system Python (3.11, /usr/bin/python3), and the venv sits at /venv in
@@ -42,6 +48,7 @@ COPY --from=build /venv /venv
 # `modelplane serve` with no name serves $MODELPLANE_FUNCTION.
 ENV MODELPLANE_FUNCTION=$FUNCTION
 EXPOSE 9443
-USER nonroot:nonroot
+# Numeric (distroless' nonroot): Kubernetes can only check runAsNonRoot against a number.
+USER 65532:65532
 # Exec form: render and Crossplane append flags (e.g. --insecure) as arguments.
 ENTRYPOINT ["/venv/bin/modelplane", "serve"]

@@ -66,6 +66,30 @@ def test_the_configuration_and_its_dependencies_are_installed(e2e):
     active = [r for r in revs if r["spec"]["desiredState"] == "Active"]
     assert sorted(r["metadata"]["labels"]["pkg.crossplane.io/package"] for r in active) == FUNCTIONS
     assert all(r["status"]["endpoint"].startswith("127.0.0.1:") for r in active)
+    _functions_run_as_asked(e2e, active)
+
+
+def _functions_run_as_asked(e2e, active: list[dict]) -> None:
+    """With ``MODELPLANE_E2E_FUNCTIONS=image`` (``make e2e-crossplane-images``), what Crossplane dials
+    for each FunctionRevision is a container of the revision's own package image, pulled from the
+    local registry: the image a user's cluster would run."""
+    from modelplane.e2e import controlplane, podman
+
+    rec = controlplane.Record.load(e2e.state / "control-plane")
+    assert rec.functions == controlplane.functions_mode()
+    if rec.functions != "image":
+        return
+    runners = json.loads((e2e.state / "control-plane" / "runtime" / "runtime.json").read_text())
+    running = {c["Names"][0]: c for c in json.loads(podman.run("ps", "--format", "json").stdout or "[]")}
+    for rev in active:
+        pkg = rev["metadata"]["labels"]["pkg.crossplane.io/package"]
+        runner, image = runners[pkg], rev["status"]["resolvedImage"]
+        assert runner["image"] == image, pkg
+        assert image.endswith(f"/xpkg.crossplane.io/modelplane/{pkg.removeprefix('modelplane-')}:{rev['spec']['image'].rsplit(':', 1)[1]}")
+        container = running[f"mp-{pkg}"]
+        assert container["Id"] == runner["container"] and container["Image"] == image
+        ports = {(p["host_ip"], p["host_port"], p["container_port"]) for p in container["Ports"]}
+        assert ("127.0.0.1", int(rev["status"]["endpoint"].rsplit(":", 1)[1]), 9443) in ports, ports
 
 
 def _cond(obj: dict, typ: str) -> str:

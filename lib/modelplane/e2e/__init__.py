@@ -5,8 +5,8 @@ kube-apiserver from ``modelplane.kube``), kube-controller-manager, Crossplane
 core v2.3 run out of cluster with ``--package-runtime=External``, a local OCI
 registry holding every package ``crossplane.yaml`` depends on, and this
 package's External runtime, which runs provider-kubernetes, provider-helm and
-our eight functions (``modelplane serve``) for the revisions the package
-manager creates. docs/e2e-crossplane.md says why each piece is what it is.
+our eight functions (``modelplane serve``, or their package images with podman)
+for the revisions the package manager creates. docs/e2e-crossplane.md says why each piece is what it is.
 
 Modules, one job each:
 
@@ -14,6 +14,9 @@ Modules, one job each:
 - ``registry``: Debian's docker-registry on a loopback port
 - ``packages``: stage, build and push the Configuration, functions, providers
 - ``package_runtime``: the External package runtime (functions and providers as processes)
+- ``image_runtime``: functions run from their package image by podman (``MODELPLANE_E2E_FUNCTIONS=image``)
+- ``podman``: podman with the project's ``containers.conf`` and storage; its Docker API socket
+- ``ocilayout``: reproducible image layers, configs and ``docker save`` archives (``make images``)
 - ``core``: ``crossplane core init`` and ``crossplane core start``
 - ``charts``: stand-in charts for provider-helm's chart cache
 - ``supervise``: the controller process (runtime passes, the control plane's gateway stand-in)

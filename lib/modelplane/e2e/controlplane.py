@@ -15,6 +15,7 @@ ports and the kubeconfig. The processes outlive the command that started them
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -48,6 +49,7 @@ class Record:
     pids: dict[str, int] = field(default_factory=dict)   # component -> pid, in start order
     logs: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    functions: str = "serve"   # what the runtime runs for a FunctionRevision: serve | image
 
     def save(self) -> None:
         Path(self.state, RECORD).write_text(json.dumps(self.__dict__, indent=2))
@@ -127,10 +129,24 @@ def xrds_established(client: Client) -> tuple[int, int]:
     return sum(is_true(x, "Established") for x in items), len(items)
 
 
-def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print) -> Record:
+def functions_mode() -> str:
+    """``$MODELPLANE_E2E_FUNCTIONS``: ``serve`` (default: ``modelplane serve`` processes) or ``image``
+    (the Function packages ``make xpkg`` built, run from their embedded images by podman)."""
+    mode = os.environ.get("MODELPLANE_E2E_FUNCTIONS", "serve")
+    if mode not in package_runtime.FUNCTION_MODES:
+        raise ValueError(f"MODELPLANE_E2E_FUNCTIONS={mode!r}: one of {', '.join(package_runtime.FUNCTION_MODES)}")
+    return mode
+
+
+def xpkg_dir() -> Path:
+    """Where ``make xpkg`` wrote the packages (``$MODELPLANE_XPKG_DIR``, default ``_output``)."""
+    return Path(os.environ.get("MODELPLANE_XPKG_DIR") or paths.ROOT / "_output")
+
+
+def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print, functions: str | None = None) -> Record:
     state = state.resolve()
     state.mkdir(parents=True, exist_ok=True)
-    rec = Record(str(state))
+    rec = Record(str(state), functions=functions or functions_mode())
     started: list[Process] = []
 
     def step(name: str, fn):
@@ -157,7 +173,8 @@ def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print) -> Record:
         keep("registry", registry.process)
         rec.registry = registry.host
         xp = upstream.binary("crossplane")
-        pkgs = step("packages", lambda: _push_all(xp, registry.host, state / "packages"))
+        prebuilt = xpkg_dir() if rec.functions == "image" else None
+        pkgs = step("packages", lambda: _push_all(xp, registry.host, state / "packages", prebuilt))
         step("crds", lambda: install_crds(client, CONTROL_PLANE_CRDS))
         step("crossplane-init", lambda: core.init(client, api.kubeconfig, state))
         xpc = step("crossplane", lambda: core.Core(client, api.kubeconfig, state))
@@ -181,8 +198,8 @@ def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print) -> Record:
         raise
 
 
-def _push_all(crossplane: Path, registry: str, workdir: Path) -> list[packages.Package]:
-    pkgs = packages.plan(workdir)
+def _push_all(crossplane: Path, registry: str, workdir: Path, prebuilt: Path | None = None) -> list[packages.Package]:
+    pkgs = packages.plan(workdir, prebuilt)
     for pkg in pkgs:
         packages.build_and_push(crossplane, pkg, registry, workdir)
     return pkgs
@@ -308,10 +325,14 @@ def _stop_runtime(state: Path) -> list[str]:
     stopped = []
     runtime = state / "runtime" / "runtime.json"
     if runtime.exists():
-        for name, r in sorted(json.loads(runtime.read_text()).items()):
+        runners = json.loads(runtime.read_text())
+        for name, r in sorted(runners.items()):
             package_runtime.stop_pid(r["pid"])
             stopped.append(f"runtime/{name}")
         runtime.write_text("{}")
+        if any(r.get("container") for r in runners.values()):   # stopped ones that --rm has not removed yet
+            from modelplane.e2e import image_runtime
+            image_runtime.remove_all()
     return stopped
 
 

@@ -13,7 +13,9 @@ Crossplane v2.3), with processes on loopback instead of Deployments:
   runtime's certificate names the Service, this one names ``127.0.0.1`` and
   ``localhost``, what Crossplane's gRPC client checks when it dials a function;
 - FunctionRevision: ``modelplane serve <function>`` on ``127.0.0.1:<port>``
-  with that certificate; ``status.endpoint`` is where Crossplane dials;
+  with that certificate, or (``functions="image"``) the revision's package
+  image as a podman container publishing 9443 there (``image_runtime``);
+  ``status.endpoint`` is where Crossplane dials;
 - ProviderRevision: the provider binary from the tool cache, with the control
   plane's kubeconfig and the certificate for its webhook server; a stand-in
   provider package (no controller: no cloud) runs nothing and says so;
@@ -51,7 +53,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from modelplane.e2e import upstream
+from modelplane.e2e import image_runtime, upstream
 from modelplane.e2e.packages import BUILT_PROVIDERS, STANDIN_ANNOTATION
 from modelplane.kube import pki
 from modelplane.kube.client import ApiError, Client
@@ -90,6 +92,8 @@ class Runner:
     port: int
     log: str
     started: float = 0.0   # time.time() at start
+    image: str = ""        # functions="image": the package image the container runs
+    container: str = ""    # ... and its container id
 
 
 def controllers_started(log: str) -> str:
@@ -165,8 +169,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
+FUNCTION_MODES = ("serve", "image")
+
+
 class ExternalRuntime:
-    def __init__(self, client: Client, state: Path, kubeconfig: Path, *, python: str = sys.executable) -> None:
+    def __init__(self, client: Client, state: Path, kubeconfig: Path, *, python: str = sys.executable,
+                 functions: str = "serve") -> None:
+        if functions not in FUNCTION_MODES:
+            raise ValueError(f"functions={functions!r}: one of {', '.join(FUNCTION_MODES)}")
+        self.functions = functions
         self.client = client
         self.state = state
         self.kubeconfig = kubeconfig
@@ -230,10 +241,24 @@ class ExternalRuntime:
     def _function(self, rev: dict, package: str, tls_dir: Path) -> Runner:
         name = package_path(rev).rsplit("/", 1)[1]
         port = free_port()
+        if self.functions == "image":
+            return self._container(rev, package, tls_dir, port)
         return self._start(rev["metadata"]["name"], "Function", package, [
             self.python, "-m", "modelplane.cli", "serve", name,
             "--address", f"127.0.0.1:{port}", "--tls-certs-dir", tls_dir,
         ], {}, port)
+
+    def _container(self, rev: dict, package: str, tls_dir: Path, port: int) -> Runner:
+        """The revision's package image as a container (``image_runtime``), published on ``port``."""
+        log = self.state / "logs" / f"{package}.log"
+        if log.exists():
+            log.rename(log.with_name(f"{package}.{time.strftime('%H%M%S')}-{time.monotonic_ns()}.log"))
+        ref = image_runtime.image_ref(rev)
+        pid, cid = image_runtime.start(f"mp-{package}", ref, port, tls_dir, self.state / "volumes" / package, log)
+        runner = Runner(rev["metadata"]["name"], "Function", package, pid, port, str(log), time.time(), ref, cid)
+        self.runners[package] = runner
+        self._save()
+        return runner
 
     def _provider(self, rev: dict, package: str, tls_dir: Path, tool: str) -> Runner:
         port = free_port()

@@ -5,7 +5,9 @@ The Configuration is what a user installs: ``crossplane.yaml`` and ``apis/``
 ``dependsOn`` list is the work list, read from the file, not repeated here:
 
 - our functions: ``functions/<name>/package/crossplane.yaml`` (no runtime
-  image: the lab's External runtime runs ``modelplane serve``);
+  image: the lab's External runtime runs ``modelplane serve``), or, given the
+  folder ``make xpkg`` wrote (``prebuilt``), its ``<name>-v<version>.xpkg``
+  with the runtime image embedded, pushed as built;
 - provider-kubernetes, provider-helm: their module's ``package/`` folder, at
   the version ``make tools`` built;
 - the cloud providers (no source, no cloud here): **stand-ins** under the real
@@ -57,6 +59,7 @@ class Package:
     tag: str           # the version pushed
     root: Path         # the staged package root
     standin: bool = False
+    xpkg: Path | None = None   # a package built already (make xpkg): pushed as it is
 
 
 def dependencies(configuration: Mapping) -> list[dict]:
@@ -142,8 +145,10 @@ def stage_standin(path: str, crds: Iterable[str], dest: Path) -> Path:
     return dest
 
 
-def plan(workdir: Path) -> list[Package]:
-    """Stage every package; the Configuration first, then its dependencies in file order."""
+def plan(workdir: Path, prebuilt: Path | None = None) -> list[Package]:
+    """Stage every package; the Configuration first, then its dependencies in file order. With
+    ``prebuilt`` (``make xpkg``'s folder) each function is that folder's package at the project's
+    version, which must satisfy ``crossplane.yaml``'s constraint."""
     cfg = yaml.safe_load((paths.ROOT / "crossplane.yaml").read_text())
     version = "v" + _project_version()
     out = [Package("Configuration", CONFIGURATION, version, stage_configuration(workdir / "modelplane"))]
@@ -156,7 +161,14 @@ def plan(workdir: Path) -> list[Package]:
             src = paths.FUNCTIONS / name / "package"
             if not (src / "crossplane.yaml").is_file():
                 raise ValueError(f"{where}: no {src}/crossplane.yaml (a function this package does not hold)")
-            out.append(Package(kind, path, floor(dep.get("version", ""), where), _copy(src, workdir / name)))
+            if prebuilt is None:
+                out.append(Package(kind, path, floor(dep.get("version", ""), where), _copy(src, workdir / name)))
+                continue
+            built = prebuilt / f"{name}-{version}.xpkg"
+            if not built.is_file():
+                raise ValueError(f"{where}: no {built} (run `make xpkg`)")
+            floor(dep.get("version", ""), where)
+            out.append(Package(kind, path, version, src, xpkg=built))
         elif path in BUILT_PROVIDERS:
             tool = BUILT_PROVIDERS[path]
             root = _copy(upstream.source(tool, "package"), workdir / name)
@@ -227,7 +239,9 @@ def build_and_push(crossplane: Path, pkg: Package, registry: str, workdir: Path)
     """Build (``crossplane xpkg build``; the Configuration: ``xpkg_tarball``), then
     ``crossplane xpkg push``; returns the local reference."""
     out = workdir / f"{pkg.path.replace('/', '_')}.xpkg"
-    if pkg.kind == "Configuration":
+    if pkg.xpkg is not None:
+        out = pkg.xpkg
+    elif pkg.kind == "Configuration":
         out.write_bytes(xpkg_tarball(pkg.root))
     else:
         empty = workdir / "no-examples"

@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
     rec = controlplane.Record.load(state)
     kubeconfig = Path(rec.kubeconfig)
     client = controlplane.admin_client(kubeconfig)
-    runtime = package_runtime.ExternalRuntime(client, state / "runtime", kubeconfig)
+    runtime = package_runtime.ExternalRuntime(client, state / "runtime", kubeconfig, functions=rec.functions)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     last = ""
