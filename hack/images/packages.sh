@@ -7,26 +7,7 @@
 #                   cgroup2 mount at /sys/fs/cgroup/unified), which this kind of machine has.
 #   containernetworking-plugins, iptables
 #                   podman's default bridge network with published ports (what render dials)
-# Usage: hack/images/packages.sh. Installs what is missing when run as root (CI is); otherwise
-# names the packages to install and fails. Not pinned (Debian's archive serves only a stable
-# release's current build); the versions a run used are printed.
+# Usage: hack/images/packages.sh (installing and printing: hack/debian-packages.sh).
 set -euo pipefail
 want=(mmdebstrap:mmdebstrap podman:podman runc:runc /usr/lib/cni/bridge:containernetworking-plugins iptables:iptables)
-have() { case "$1" in /*) [ -e "$1" ] ;; *) command -v "$1" >/dev/null 2>&1 ;; esac; }
-missing=()
-for pair in "${want[@]}"; do
-	have "${pair%%:*}" || missing+=("${pair##*:}")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	if [ "$(id -u)" != 0 ]; then
-		echo "::: the images need Debian packages: ${missing[*]} (as root: apt-get install ${missing[*]})" >&2
-		exit 1
-	fi
-	echo "::: installing ${missing[*]} from Debian"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-for pair in "${want[@]}"; do
-	pkg=${pair##*:}
-	echo "::: $pkg $(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || echo '(not from dpkg)')"
-done
+exec "$(dirname "$0")/../debian-packages.sh" "the images" "${want[@]}"
