@@ -128,15 +128,23 @@ def base_key() -> str:
                   (ROOT / "lib/modelplane/e2e/ocilayout.py").read_bytes())[:16]
 
 
-def build_base(cache: Path, key: str) -> Path:
-    out = cache / f"base-{key}"
+def layer_dirs(cache: Path, layer: str, key: str) -> tuple[Path, Path | None]:
+    """The cached layer's folder, and an empty work folder to build it in (None: it is cached)."""
+    out = cache / f"{layer}-{key}"
     if (out / "diff_id").exists():
-        say(f"base {key}: cached")
-        return out
-    start = time.monotonic()
-    work = cache / ".work" / f"base-{key}"
+        say(f"{layer} {key}: cached")
+        return out, None
+    work = cache / ".work" / f"{layer}-{key}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    return out, work
+
+
+def build_base(cache: Path, key: str) -> Path:
+    out, work = layer_dirs(cache, "base", key)
+    if work is None:
+        return out
+    start = time.monotonic()
     rootfs = work / "rootfs"
     argv = ["mmdebstrap", "--mode=root", "--variant=essential", "--quiet",
             "--setup-hook=/usr/share/mmdebstrap/hooks/merged-usr/setup00.sh",
@@ -182,14 +190,10 @@ def venv_key(base: Path) -> str:
 
 
 def build_venv(cache: Path, base: Path, key: str) -> Path:
-    out = cache / f"venv-{key}"
-    if (out / "diff_id").exists():
-        say(f"venv {key}: cached")
+    out, work = layer_dirs(cache, "venv", key)
+    if work is None:
         return out
     start = time.monotonic()
-    work = cache / ".work" / f"venv-{key}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
     rootfs = work / "rootfs"
     sh("cp", "-a", base / "rootfs", rootfs)   # the base as mmdebstrap left it (device nodes for the chroot)
     for name in SOURCES:
