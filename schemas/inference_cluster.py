@@ -343,6 +343,23 @@ class InferenceClusterSpecTaint(BaseModel):
     """
 
 
+class InferenceClusterSpecGateway(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    className: Annotated[
+        str | None,
+        Field(
+            max_length=253,
+            min_length=1,
+            pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        ),
+    ] = None
+    """
+    A GatewayClass the cluster already runs. Modelplane installs no Envoy Gateway there and composes no GatewayClass; its Gateway and routes use this class.
+    """
+
+
 class InferenceClusterSpecStackLeaderWorkerSet(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -488,6 +505,10 @@ class InferenceClusterSpec(BaseModel):
     )
     """
     Cluster taints: NoSchedule keeps new replicas away, NoExecute drains replicas that do not tolerate it.
+    """
+    gateway: InferenceClusterSpecGateway | None = None
+    """
+    The cluster's gateway. Omitted = the Envoy Gateway the stack installs, with Modelplane's GatewayClass. Set className to bring your own Gateway API implementation (Istio, Cilium, GKE Gateway, Traefik ...): Modelplane then installs no gateway and attaches its Gateway to that class.
     """
     stack: Annotated[InferenceClusterSpecStack | None, Field(validate_default=True)] = (
         {}

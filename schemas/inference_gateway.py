@@ -43,6 +43,17 @@ class InferenceGatewaySpec(BaseModel):
     """
     MetalLB address pool (loadBalancer MetalLB).
     """
+    gatewayClassName: Annotated[
+        str | None,
+        Field(
+            max_length=253,
+            min_length=1,
+            pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        ),
+    ] = None
+    """
+    A GatewayClass the control plane already runs (bring your own gateway). Modelplane then installs no Envoy Gateway and composes no GatewayClass; the Gateway uses this class. In-fleet routes use only standard Gateway API; external providers need Envoy Gateway.
+    """
     envoyGateway: InferenceGatewaySpecEnvoyGateway | None = None
     """
     Envoy Gateway on the control plane.

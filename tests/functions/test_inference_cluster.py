@@ -376,3 +376,24 @@ def test_names_are_dns_labels_even_for_long_cluster_names():
     from modelplane.naming import is_dns_label
     d = desired(compose(xr("EKS", [pool("p" * 40)], name="c" * 60), inputs(klass())))
     assert all(is_dns_label(o["metadata"]["name"]) for o in d.values())
+
+
+# ----- bring your own gateway ------------------------------------------------------
+
+def test_own_gateway_class_installs_no_envoy_gateway_nor_gatewayclass_and_attaches_the_gateway_to_it():
+    x = xr("GKE", gateway={"className": "istio"})
+    observed = all_ready(xr("GKE"), inputs(klass()))  # it ran Envoy Gateway before: both go
+    d = desired(compose(x, inputs(klass()), observed))
+    assert not {"release-envoy-gateway", "usage-release-envoy-gateway", "gatewayclass", "usage-gatewayclass"} & set(d)
+    assert d["gateway"]["spec"]["forProvider"]["manifest"]["spec"]["gatewayClassName"] == "istio"
+    assert "release-lws" in d
+    for obj in d.values():
+        assert_valid(obj)
+
+
+def test_own_gateway_class_cluster_is_ready_once_its_gateway_has_an_address():
+    x = xr("Existing", gateway={"className": "traefik"})
+    resp = compose(x, inputs(klass()), all_ready(x, inputs(klass()), address="198.18.1.1"))
+    assert status(resp)["gateway"]["address"] == "198.18.1.1"
+    conds = conditions(resp)
+    assert [conds[t].status for t in ("StackReady", "GatewayReady")] == [2, 2]

@@ -129,3 +129,18 @@ def test_over_real_grpc():
     assert fatal(rsp) is None
     assert status(rsp)["address"] == "172.18.255.200"
     assert "release-metallb" in desired(rsp)
+
+
+def test_own_gateway_class_installs_no_envoy_gateway_and_is_ready_once_programmed():
+    x = xr(gatewayClassName="cilium")
+    first = desired(run(FN, request(x)))
+    assert "release-envoy-gateway" not in first and "gatewayclass" not in first
+    assert first["gateway"]["spec"]["gatewayClassName"] == "cilium"
+    observed = copy.deepcopy(first)
+    observed["gateway"]["status"] = {"conditions": [{"type": "Programmed", "status": "True", "reason": "Programmed"}],
+                                     "addresses": [{"type": "IPAddress", "value": "198.18.0.2"}]}
+    resp = run(FN, request(x, observed=observed))
+    assert status(resp)["address"] == "198.18.0.2"
+    assert conditions(resp)["GatewayReady"].status == 2
+    for obj in first.values():
+        assert_valid(obj)

@@ -220,7 +220,11 @@ def hold_cloud(c: Composition, plan: Plan) -> None:
 
 def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:
     """Releases, the in-cluster gateway and cloud extras; returns the remote users' keys."""
-    releases, disabled = stack.releases(plan.name, plan.provider_config, plan.spec.get("stack") or {},
+    own_class = ((plan.spec.get("gateway") or {}).get("className")) or ""
+    stack_spec = dict(plan.spec.get("stack") or {})
+    if own_class:  # bring your own gateway: the cluster already runs one
+        stack_spec["envoyGateway"] = {**(stack_spec.get("envoyGateway") or {}), "enabled": False}
+    releases, disabled = stack.releases(plan.name, plan.provider_config, stack_spec,
                                         plan.source.stack_values, plan.labels)
     for key in disabled:
         c.drop(key)
@@ -229,10 +233,15 @@ def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:
     pc, t = plan.provider_config, plan.target
     users["gateway-namespace"] = remote_namespace(t.key_name("ns", NAMESPACE), pc, NAMESPACE, NAMESPACE,
                                                   labels=plan.labels)
-    users["gatewayclass"] = remote_object(t.key_name("gatewayclass"), gateway.gateway_class(), pc,
-                                          namespace=NAMESPACE, labels=plan.labels, readiness="DeriveFromCelQuery")
-    users["gatewayclass"]["spec"]["readiness"]["celQuery"] = gateway.ACCEPTED_CEL
-    users["gateway"] = remote_object(t.key_name("gateway"), gateway.gateway(), pc,
+    if own_class:
+        c.drop("gatewayclass")
+        c.drop("usage-gatewayclass")
+    else:
+        users["gatewayclass"] = remote_object(t.key_name("gatewayclass"), gateway.gateway_class(), pc,
+                                              namespace=NAMESPACE, labels=plan.labels,
+                                              readiness="DeriveFromCelQuery")
+        users["gatewayclass"]["spec"]["readiness"]["celQuery"] = gateway.ACCEPTED_CEL
+    users["gateway"] = remote_object(t.key_name("gateway"), gateway.gateway(class_name=own_class), pc,
                                      namespace=NAMESPACE, labels=plan.labels, readiness="DeriveFromCelQuery")
     users["gateway"]["spec"]["readiness"]["celQuery"] = gateway.PROGRAMMED_CEL
     if plan.source.extra:

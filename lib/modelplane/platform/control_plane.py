@@ -57,6 +57,12 @@ def _release(name: str, chart: Mapping[str, str], version: str, values: Mapping[
 
 
 def compose_envoy(c: Composition, spec: Mapping[str, Any], lbls: Mapping[str, str]) -> None:
+    own_class = spec.get("gatewayClassName") or ""
+    if own_class:  # bring your own gateway: no Envoy Gateway, no GatewayClass of ours
+        c.drop("release-envoy-gateway")
+        c.drop("gatewayclass")
+        c.desire("gateway", gateway.gateway(lbls, class_name=own_class), ready=bool(address(c)))
+        return
     eg = spec.get("envoyGateway") or {}
     values = deep_merge(ENVOY_VALUES, eg.get("values"))
     c.desire("release-envoy-gateway", _release("envoy-gateway", ENVOY, eg.get("version") or ENVOY["version"],
@@ -92,10 +98,11 @@ def address(c: Composition) -> str:
     return gateway.address((observed or {}).get("status"))
 
 
-def report(c: Composition) -> None:
+def report(c: Composition, spec: Mapping[str, Any]) -> None:
     addr = address(c)
     c.set_status(gateway=gateway.ref(), **({"address": addr} if addr else {}))
-    envoy_ready = condition_true(c.observed.get("release-envoy-gateway"), "Ready")
+    envoy_ready = bool(spec.get("gatewayClassName")) or condition_true(c.observed.get("release-envoy-gateway"),
+                                                                         "Ready")
     if addr and envoy_ready:
         c.condition(GATEWAY_READY, True, cond.AVAILABLE, f"Gateway {NAMESPACE}/modelplane serves at {addr}")
     elif not envoy_ready:

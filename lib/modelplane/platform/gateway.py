@@ -1,4 +1,4 @@
-"""Gateway API objects Modelplane runs on Envoy Gateway, and their address.
+"""Gateway API objects Modelplane runs on Envoy Gateway (or a class the team brings), and their address.
 
 The same GatewayClass and Gateway shape serves two places: the control plane
 (InferenceGateway, composed directly) and every workload cluster
@@ -29,15 +29,17 @@ def gateway_class(lbls: Mapping[str, str] | None = None) -> dict[str, Any]:
             "spec": {"controllerName": ENVOY_CONTROLLER}}
 
 
-def gateway(lbls: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The ``modelplane`` Gateway: one HTTP listener on port 80 open to all namespaces."""
+def gateway(lbls: Mapping[str, str] | None = None, class_name: str = "") -> dict[str, Any]:
+    """The ``modelplane`` Gateway: one HTTP listener on port 80 open to all namespaces.
+
+    ``class_name``: a GatewayClass the platform team brought (empty: Modelplane's own)."""
     meta: dict[str, Any] = {"name": GATEWAY_NAME, "namespace": NAMESPACE}
     if lbls:
         meta["labels"] = dict(sorted(lbls.items()))
     listener = {"name": "http", "protocol": "HTTP", "port": 80,
                 "allowedRoutes": {"namespaces": {"from": "All"}}}
     return {"apiVersion": API, "kind": "Gateway", "metadata": meta,
-            "spec": {"gatewayClassName": GATEWAY_CLASS, "listeners": [listener]}}
+            "spec": {"gatewayClassName": class_name or GATEWAY_CLASS, "listeners": [listener]}}
 
 
 def address(gateway_status: Mapping[str, Any] | None) -> str:
