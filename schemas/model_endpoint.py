@@ -55,6 +55,74 @@ class ModelEndpointSpecTls(BaseModel):
     """
 
 
+class ModelEndpointSpecReplicaGateway(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    name: Annotated[str, Field(max_length=253)]
+    """
+    Gateway name.
+    """
+    namespace: Annotated[str, Field(max_length=63)]
+    """
+    Gateway namespace.
+    """
+
+
+class ModelEndpointSpecReplicaBackendRef(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    group: Annotated[str | None, Field(max_length=253)] = None
+    """
+    API group ('' = core).
+    """
+    kind: Annotated[str | None, Field(max_length=63)] = None
+    """
+    Service or InferencePool.
+    """
+    name: Annotated[str, Field(max_length=253)]
+    """
+    Object name.
+    """
+    port: Annotated[int | None, Field(ge=1, le=65535)] = None
+    """
+    Service port.
+    """
+    weight: Annotated[int | None, Field(ge=0, le=1000000)] = None
+    """
+    Share among the replica's references.
+    """
+
+
+class ModelEndpointSpecReplica(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    name: Annotated[str, Field(max_length=253)]
+    """
+    The ModelReplica.
+    """
+    cluster: Annotated[str, Field(max_length=253)]
+    """
+    The InferenceCluster hosting it.
+    """
+    providerConfigName: Annotated[str, Field(max_length=253)]
+    """
+    The cluster's kubernetes.m ClusterProviderConfig.
+    """
+    gateway: ModelEndpointSpecReplicaGateway
+    """
+    The cluster's Gateway.
+    """
+    backendRefs: Annotated[
+        list[ModelEndpointSpecReplicaBackendRef] | None, Field(max_length=16)
+    ] = None
+    """
+    The replica's Services or InferencePools on its cluster.
+    """
+
+
 class ModelEndpointSpec(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -84,6 +152,36 @@ class ModelEndpointSpec(BaseModel):
     """
     TLS settings (https only); omitted = system CAs.
     """
+    replica: ModelEndpointSpecReplica | None = None
+    """
+    Set by compose-model-deployment for an in-fleet replica: where it serves on its workload cluster. A ModelService routes to it in two hops: the control-plane gateway sends to the cluster gateway (spec.url), and a route on that cluster (composed by the ModelService) splits among the replicas it hosts. Omitted for external providers.
+    """
+
+
+class ModelEndpointStatusRoutingBackendRef(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    group: Annotated[str | None, Field(max_length=253)] = None
+    """
+    API group ('' = core).
+    """
+    kind: Annotated[str | None, Field(max_length=63)] = None
+    """
+    Service or InferencePool.
+    """
+    name: Annotated[str | None, Field(max_length=253)] = None
+    """
+    Object name.
+    """
+    port: Annotated[int | None, Field(ge=1, le=65535)] = None
+    """
+    Service port.
+    """
+    weight: Annotated[int | None, Field(ge=0, le=1000000)] = None
+    """
+    Share among the replica's references.
+    """
 
 
 class ModelEndpointStatusRouting(BaseModel):
@@ -92,7 +190,11 @@ class ModelEndpointStatusRouting(BaseModel):
     )
     backendName: str | None = None
     """
-    The Envoy Gateway Backend.
+    The backend object (a Service, or an Envoy Gateway Backend).
+    """
+    backendRef: ModelEndpointStatusRoutingBackendRef | None = None
+    """
+    The backend reference a route uses for this endpoint.
     """
     credentialFilterName: str | None = None
     """

@@ -215,6 +215,32 @@ class ModelReplicaSpec(BaseModel):
     """
 
 
+class ModelReplicaStatusBackendRef(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    group: Annotated[str | None, Field(max_length=253)] = None
+    """
+    API group ('' = core).
+    """
+    kind: Annotated[str | None, Field(max_length=63)] = None
+    """
+    Service or InferencePool.
+    """
+    name: Annotated[str | None, Field(max_length=253)] = None
+    """
+    Object name.
+    """
+    port: Annotated[int | None, Field(ge=1, le=65535)] = None
+    """
+    Service port.
+    """
+    weight: Annotated[int | None, Field(ge=0, le=1000000)] = None
+    """
+    Share among the replica's references.
+    """
+
+
 class ModelReplicaStatus(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -230,6 +256,10 @@ class ModelReplicaStatus(BaseModel):
     rewritePath: str | None = None
     """
     Path prefix of this replica on the cluster gateway.
+    """
+    backendRefs: list[ModelReplicaStatusBackendRef] | None = None
+    """
+    Where the replica serves on its cluster (Services or InferencePools), for routes.
     """
 
 

@@ -4,7 +4,8 @@ Recipe: parse the replica, assemble its remote objects (lib/modelplane/workloads
 each in a provider-kubernetes Object for the replica's cluster, add the team
 namespace and the replica route, hold the cluster's provider config with a
 Usage per Object until that Object is deleted (deleting the cluster must not
-strand them), then report readiness, url and rewritePath.
+strand them), then report readiness, url, rewritePath and the backend references a
+ModelService's route on this cluster uses.
 """
 from modelplane import conditions as C
 from modelplane.naming import dns_label
@@ -55,7 +56,8 @@ def compose(c: Composition) -> None:
 
     ordering.hold_provider_configs(c, composed)
 
-    status = {"ready": not waiting, "rewritePath": R.rewrite_path(c.namespace, c.name)}
+    status = {"ready": not waiting, "rewritePath": R.rewrite_path(c.namespace, c.name),
+              "backendRefs": R.status_refs(R.backend_refs(mr, c.name))}
     if gateway and gateway.address:
         status["url"] = f"http://{gateway.address}"
     c.set_status(**status)

@@ -2,21 +2,27 @@
 
 Recipe: require the InferenceGateway ``default`` and, per spec.endpoints[i],
 the ModelEndpoints matching its selector in this namespace only; wait (keeping
-the observed route) until all are fetched; compose one HTTPRoute with exact
-weights (lib/modelplane/routing/service.py); name every selector that matches nothing
-and every endpoint not routed yet. When no endpoint is routable at all, the
-last observed route is kept rather than replaced by one with no backends.
+the observed routes) until all are fetched; compose the HTTPRoute on the
+InferenceGateway with exact weights and, per cluster hosting selected
+replicas, an Object carrying the service's route on that cluster's gateway
+(two hops: lib/modelplane/routing/service.py); name every selector that
+matches nothing and every endpoint not routed yet. When no endpoint is
+routable at all, the last observed routes are kept rather than replaced by
+ones with no backends.
 """
 from modelplane import conditions as C
 from modelplane import labels as L
 from modelplane.naming import dns_label
+from modelplane.objects import remote_object
 from modelplane.pipeline.composition import Composition
 from modelplane.pipeline.xr import parse
+from modelplane.platform import ordering
 from modelplane.routing import service as S
 from modelplane.schemas.model_service import ModelService
 
 FUNCTION = "compose-model-service"
 DEFAULT_GATEWAY = {"name": "modelplane", "namespace": "modelplane-system"}
+CLUSTER_ROUTE = "route-"   # composition resource names of the routes on workload clusters
 
 
 def compose(c: Composition) -> None:
@@ -51,9 +57,22 @@ def compose(c: Composition) -> None:
         c.set_ready(False)
         return
     weights = S.split_weights(found.groups)
+    endpoints, conflicts = S.one_path(found, weights)
     labels = {L.MANAGED_BY: FUNCTION}
     c.desire(route_name, S.route(c.name, c.namespace, gateway, list(endpoints.values()), weights, labels),
              ready=True)
+    composed = {}
+    for hop in S.cluster_routes(c.name, c.namespace, list(endpoints.values()), weights, labels):
+        key = f"{CLUSTER_ROUTE}{hop.cluster}"
+        composed[key] = remote_object(dns_label(c.name, "route", hop.cluster), hop.manifest, hop.provider_config,
+                                      namespace=c.namespace, labels=labels, readiness="SuccessfulCreate")
+        c.desire(key, composed[key])
+    for key in sorted(c.observed):
+        if key.startswith(CLUSTER_ROUTE) and key not in composed:
+            c.drop(key)   # no selected replica left on that cluster
+    # Deleting a cluster must not strand the routes on it (lib/modelplane/platform/ordering.py).
+    ordering.hold_provider_configs(c, composed)
+    unrouted = unrouted + conflicts
 
     status = {"endpoints": [{"name": n, "weight": w} for n, w in weights.items()]}
     if gw_status.get("address"):

@@ -173,7 +173,10 @@ def test_the_endpoint_follows_the_replica() -> None:
     endpoint, _ = out.desired["endpoint-0-a"]
     assert endpoint["metadata"] == {"name": replica["metadata"]["name"], "namespace": NS,
                                     "labels": replica["metadata"]["labels"]}
-    assert endpoint["spec"] == {"url": URL, "rewritePath": c.obj["status"]["rewritePath"], "api": "OpenAI"}
+    assert endpoint["spec"]["url"] == URL and endpoint["spec"]["rewritePath"] == "/"
+    assert endpoint["spec"]["replica"]["name"] == replica["metadata"]["name"]
+    assert endpoint["spec"]["replica"]["cluster"] == "a"
+    assert endpoint["spec"]["replica"]["providerConfigName"] == replica["spec"]["cluster"]["providerConfigName"]
 
 
 def test_a_replica_is_rebuilt_from_the_deployment_not_the_observed_object() -> None:
@@ -296,11 +299,22 @@ def test_engines_spec_has_no_phase_when_unified() -> None:
     assert "phase" not in got[0]
 
 
-@pytest.mark.parametrize("rewrite,want", [("/ml/x/", "/ml/x/"), ("", "/")])
-def test_model_endpoint(rewrite: str, want: str) -> None:
+@pytest.mark.parametrize("published,refs", [
+    ({"url": URL, "backendRefs": [{"group": "", "kind": "Service", "name": "n-e", "port": 8000}]},
+     [{"group": "", "kind": "Service", "name": "n-e", "port": 8000}]),
+    ({"url": URL}, None),
+], ids=["backends published", "backends not yet published"])
+def test_model_endpoint(published: dict, refs: list | None) -> None:
     labels = {"team": "search"}
-    got = model_endpoint("n", NS, labels, URL, rewrite)
+    replica = {"metadata": {"name": "n", "namespace": NS, "labels": labels},
+               "spec": {"cluster": {"name": "a", "providerConfigName": "pc-a",
+                                    "gateway": {"address": "203.0.113.10", "name": "gw", "namespace": "gw-ns"}}}}
+    got = model_endpoint(replica, published)
+    want_replica = {"name": "n", "cluster": "a", "providerConfigName": "pc-a",
+                    "gateway": {"name": "gw", "namespace": "gw-ns"}}
+    if refs is not None:
+        want_replica["backendRefs"] = refs
     assert got == {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelEndpoint",
                    "metadata": {"name": "n", "namespace": NS, "labels": {"team": "search"}},
-                   "spec": {"url": URL, "rewritePath": want, "api": "OpenAI"}}
+                   "spec": {"url": URL, "rewritePath": "/", "api": "OpenAI", "replica": want_replica}}
     assert got["metadata"]["labels"] is not labels

@@ -90,7 +90,9 @@ def observe(rsp, url: bool = False, ready: bool = False, only: str = "") -> dict
         if obj["kind"] == "ModelReplica":
             st: dict = {"ready": ready}
             if url:
-                st.update(url="http://203.0.113.10", rewritePath=f"/{NS}/{obj['metadata']['name']}/")
+                rname = obj["metadata"]["name"]
+                st.update(url="http://203.0.113.10", rewritePath=f"/{NS}/{rname}/",
+                          backendRefs=[{"group": "", "kind": "Service", "name": f"{rname}-engine", "port": 8000}])
             if ready:
                 st["conditions"] = [{"type": "Ready", "status": "True", "reason": "Available"}]
             obj["status"] = st

@@ -29,11 +29,21 @@ def gateway(address: str | None = "203.0.113.1") -> dict:
 
 
 def endpoint(name: str, rewrite: str | None = None, routed: bool = True, credential: bool = False,
-             ns: str = NS) -> dict:
-    routing = {"backendName": f"{name}-backend"} if routed else {}
+             ns: str = NS, cluster: str | None = "prod-a", refs: list[dict] | None = None) -> dict:
+    """An in-fleet replica's ModelEndpoint on ``cluster`` (as compose-model-deployment writes it), or,
+    with ``cluster=None``, an external provider's behind an Envoy Gateway Backend."""
+    spec: dict[str, Any] = {"url": "http://203.0.113.10", "rewritePath": rewrite or "/"}
+    if cluster is None:
+        ref = {"group": "gateway.envoyproxy.io", "kind": "Backend", "name": f"{name}-backend"}
+        spec["url"] = "https://api.example.com"
+    else:
+        ref = {"group": "", "kind": "Service", "name": f"{name}-backend", "port": 80}
+        spec["replica"] = {"name": name, "cluster": cluster, "providerConfigName": cluster,
+                           "gateway": {"name": "modelplane", "namespace": "modelplane-system"},
+                           "backendRefs": refs if refs is not None else [
+                               {"group": "", "kind": "Service", "name": f"{name}-engine", "port": 8000}]}
+    routing: dict[str, Any] = {"backendName": f"{name}-backend", "backendRef": ref} if routed else {}
     if credential:
         routing["credentialFilterName"] = f"{name}-credential"
     return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelEndpoint",
-            "metadata": {"name": name, "namespace": ns},
-            "spec": {"url": "http://203.0.113.10", "rewritePath": rewrite or f"/{ns}/{name}/"},
-            "status": {"routing": routing}}
+            "metadata": {"name": name, "namespace": ns}, "spec": spec, "status": {"routing": routing}}

@@ -323,8 +323,12 @@ def test_endpoint_is_withheld_until_the_replica_is_ready_with_its_url():
     assert "endpoint-0-edge-l4" not in desired(call(xr, inputs(FLEET[0]), observe(first, url=True)))
     rsp = call(xr, inputs(FLEET[0]), observe(first, url=True, ready=True))
     endpoint = desired(rsp)["endpoint-0-edge-l4"]
-    assert endpoint["spec"] == {"url": "http://203.0.113.10", "rewritePath": f"/{NS}/qwen-demo-0-edge-l4/",
-                                "api": "OpenAI"}
+    # Two hops: the control plane sends "/" to the cluster gateway; the ModelService's route
+    # there finds the replica's backends, which the endpoint carries.
+    assert endpoint["spec"] == {"url": "http://203.0.113.10", "rewritePath": "/", "api": "OpenAI", "replica": {
+        "name": "qwen-demo-0-edge-l4", "cluster": "edge-l4", "providerConfigName": "edge-l4",
+        "gateway": {"name": "modelplane", "namespace": "modelplane-system"},
+        "backendRefs": [{"group": "", "kind": "Service", "name": "qwen-demo-0-edge-l4-engine", "port": 8000}]}}
     assert endpoint["metadata"]["name"] == "qwen-demo-0-edge-l4"
 
 

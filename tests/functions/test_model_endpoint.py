@@ -35,10 +35,10 @@ class Case:
 
 
 CASES = [
-    Case("IP host, default http port", "http://203.0.113.10", {"ip": {"address": "203.0.113.10", "port": 80}}),
-    Case("IP host with port and base path", "http://10.0.0.7:8080/base",
-         {"ip": {"address": "10.0.0.7", "port": 8080}}),
-    Case("IPv6 host", "http://[2001:db8::1]:8000", {"ip": {"address": "2001:db8::1", "port": 8000}}),
+    Case("hostname over plain http: fqdn (an EKS gateway's name)", "http://gw.elb.example.com",
+         {"fqdn": {"hostname": "gw.elb.example.com", "port": 80}}),
+    Case("IP host over https keeps the Backend (TLS to the upstream)", "https://10.0.0.7:8443",
+         {"ip": {"address": "10.0.0.7", "port": 8443}}, {"wellKnownCACertificates": "System"}),
     Case("hostname over https: fqdn, 443, system CAs, SNI",
          "https://api.together.xyz", {"fqdn": {"hostname": "api.together.xyz", "port": 443}},
          {"sni": "api.together.xyz", "wellKnownCACertificates": "System"}),
@@ -50,7 +50,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_backend_from_url(case: Case):
+def test_envoy_backend_where_standard_kinds_cannot_carry_the_endpoint(case: Case):
     extra = {"tls": case.tls} if case.tls else {}
     rsp = run(FN, request(endpoint(case.url, **extra)))
     assert fatal(rsp) is None
@@ -58,7 +58,34 @@ def test_backend_from_url(case: Case):
     assert spec["endpoints"] == [case.want_endpoint]
     assert spec.get("tls") == case.want_tls
     assert_valid(desired(rsp)[BACKEND])
-    assert status(rsp)["routing"] == {"backendName": BACKEND}
+    assert status(rsp)["routing"] == {
+        "backendName": BACKEND, "backendRef": {"group": "gateway.envoyproxy.io", "kind": "Backend", "name": BACKEND}}
+    assert not {f"{NAME}-service", f"{NAME}-endpointslice"} & set(desired(rsp))
+
+
+@pytest.mark.parametrize("url,family,host,port", [
+    ("http://203.0.113.10", "IPv4", "203.0.113.10", 80),
+    ("http://10.0.0.7:8080/base", "IPv4", "10.0.0.7", 8080),
+    ("http://[2001:db8::1]:8000", "IPv6", "2001:db8::1", 8000),
+])
+def test_plain_http_ip_is_a_selector_less_service_with_one_endpointslice(url, family, host, port):
+    rsp = run(FN, request(endpoint(url), observed={BACKEND: {"apiVersion": "gateway.envoyproxy.io/v1alpha1",
+                                                               "kind": "Backend", "metadata": {"name": BACKEND}}}))
+    d = desired(rsp)
+    assert BACKEND not in d  # an Envoy Backend from before is dropped
+    svc, eps = d[f"{NAME}-service"], d[f"{NAME}-endpointslice"]
+    assert svc["metadata"]["name"] == eps["metadata"]["name"] == BACKEND
+    assert "selector" not in svc["spec"] and svc["spec"]["ports"] == [
+        {"name": "http", "port": port, "protocol": "TCP", "targetPort": port}]
+    assert eps["addressType"] == family and eps["endpoints"] == [{"addresses": [host], "conditions": {"ready": True}}]
+    assert eps["ports"] == [{"name": "http", "port": port, "protocol": "TCP"}]
+    assert eps["metadata"]["labels"]["kubernetes.io/service-name"] == BACKEND
+    # Not the EndpointSlice controllers' own: they must leave it alone.
+    assert eps["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"] == "modelplane.ai"
+    for obj in (svc, eps):
+        assert_valid(obj)
+    assert status(rsp)["routing"] == {"backendName": BACKEND,
+                                      "backendRef": {"group": "", "kind": "Service", "name": BACKEND, "port": port}}
 
 
 @pytest.mark.parametrize("url,why", [
@@ -87,7 +114,8 @@ def test_api_key_is_injected_from_the_secret_never_copied():
     inj = f["spec"]["credentialInjection"]
     assert inj["header"] == "Authorization" and inj["overwrite"] is True
     assert inj["credential"]["valueRef"] == {"group": "", "kind": "Secret", "name": "together"}
-    assert status(rsp)["routing"] == {"backendName": BACKEND, "credentialFilterName": FILTER}
+    assert status(rsp)["routing"] == {"backendName": BACKEND, "credentialFilterName": FILTER, "backendRef": {
+        "group": "gateway.envoyproxy.io", "kind": "Backend", "name": BACKEND}}
     assert conditions(rsp)["Routed"].reason == "Available"
     assert not any(k.lower() in ("data", "stringdata") for obj in desired(rsp).values() for k in obj)
 

@@ -69,29 +69,84 @@ def test_route_on_the_inference_gateway_with_prefix_and_address():
     assert r["spec"]["parentRefs"] == [{"name": "modelplane", "namespace": "modelplane-system"}]
     rule = r["spec"]["rules"][0]
     assert rule["matches"] == [{"path": {"type": "PathPrefix", "value": f"/{NS}/{NAME}/"}}]
-    assert refs(rsp)["e1-backend"]["group"] == "gateway.envoyproxy.io" and refs(rsp)["e1-backend"]["kind"] == "Backend"
+    # An in-fleet endpoint is a Service (group and kind implicit, as Gateway API spells it).
+    assert refs(rsp)["e1-backend"] == {"name": "e1-backend", "port": 80, "weight": 1}
+    external = refs(run_with(service(), [endpoint("x", cluster=None)]))["x-backend"]
+    assert external["group"] == "gateway.envoyproxy.io" and external["kind"] == "Backend"
     assert status(rsp)["address"] == f"http://203.0.113.1/{NS}/{NAME}"
 
 
-def test_one_rewrite_path_is_applied_at_the_rule():
-    rsp = run_with(service(), [endpoint("e1")])
+def test_external_endpoints_alone_are_rewritten_to_their_path_without_the_service_header():
+    rsp = run_with(service(), [endpoint("e1", rewrite="/openai/", cluster=None)])
     rule = route(rsp)["spec"]["rules"][0]
-    assert rule["filters"][0]["urlRewrite"]["path"]["replacePrefixMatch"] == f"/{NS}/e1/"
+    assert rule["filters"] == [{"type": "URLRewrite", "urlRewrite": {
+        "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/openai/"}}}]
     assert "filters" not in refs(rsp)["e1-backend"]
+    assert not [k for k in desired(rsp) if k.startswith("route-")]
 
 
-def test_different_rewrite_paths_use_the_prefix_header_per_backend():
+def cluster_route(rsp, cluster: str) -> dict:
+    return desired(rsp)[f"route-{cluster}"]["spec"]["forProvider"]["manifest"]
+
+
+def test_two_hops_control_plane_splits_by_endpoint_each_cluster_among_its_replicas():
     xr = service(({"modelplane.ai/deployment": "qwen3-32b-pd"}, 9), ({"provider": "together"}, 1))
-    rsp = run_with(xr, [endpoint("pd-0"), endpoint("pd-1")], [endpoint("together", rewrite="/", credential=True)])
+    pd = [endpoint("pd-0", cluster="prod-a"), endpoint("pd-1", cluster="prod-b"), endpoint("pd-2", cluster="prod-a")]
+    rsp = run_with(xr, pd, [endpoint("together", credential=True, cluster=None)])
     assert_valid(route(rsp))
     rule = route(rsp)["spec"]["rules"][0]
-    assert rule["filters"][0]["urlRewrite"]["path"]["replacePrefixMatch"] == "/"
-    header = refs(rsp)["pd-0-backend"]["filters"][0]["requestHeaderModifier"]["set"][0]
-    assert header == {"name": "x-modelplane-prefix", "value": f"/{NS}/pd-0/"}
+    # Rule-level filters only (Core + Extended path rewrite): no per-backendRef header.
+    assert rule["filters"] == [
+        {"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}},
+        {"type": "RequestHeaderModifier", "requestHeaderModifier": {
+            "set": [{"name": "x-modelplane-service", "value": f"{NS}/{NAME}"}]}}]
+    assert refs(rsp)["pd-0-backend"] == {"name": "pd-0-backend", "port": 80, "weight": 3}
     assert refs(rsp)["together-backend"]["filters"] == [{"type": "ExtensionRef", "extensionRef": {
         "group": "gateway.envoyproxy.io", "kind": "HTTPRouteFilter", "name": "together-credential"}}]
-    assert {n: r["weight"] for n, r in refs(rsp).items()} == {"pd-0-backend": 9, "pd-1-backend": 9,
-                                                             "together-backend": 2}
+    assert {n: r["weight"] for n, r in refs(rsp).items()} == {
+        "pd-0-backend": 3, "pd-1-backend": 3, "pd-2-backend": 3, "together-backend": 1}
+    a, b = cluster_route(rsp, "prod-a"), cluster_route(rsp, "prod-b")
+    for obj in (a, b, desired(rsp)["route-prod-a"]):
+        assert_valid(obj)
+    assert desired(rsp)["route-prod-a"]["spec"]["providerConfigRef"]["name"] == "prod-a"
+    assert a["spec"]["parentRefs"] == [{"name": "modelplane", "namespace": "modelplane-system"}]
+    assert a["spec"]["rules"] == [{
+        "matches": [{"path": {"type": "PathPrefix", "value": "/"},
+                     "headers": [{"type": "Exact", "name": "x-modelplane-service", "value": f"{NS}/{NAME}"}]}],
+        "backendRefs": [{"name": "pd-0-engine", "port": 8000, "weight": 1},
+                        {"name": "pd-2-engine", "port": 8000, "weight": 1}]}]
+    assert [r["name"] for r in b["spec"]["rules"][0]["backendRefs"]] == ["pd-1-engine"]
+    # The routes on workload clusters hold their provider configs like every remote Object.
+    assert [k for k in desired(rsp) if k.startswith("usage-")]
+
+
+def test_cluster_route_splits_a_replica_share_among_its_engines_by_weight():
+    pools = [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "a-prefill", "weight": 1},
+             {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "a-decode", "weight": 3}]
+    rsp = run_with(service(), [endpoint("a", refs=pools), endpoint("b")])
+    got = {r["name"]: r["weight"] for r in cluster_route(rsp, "prod-a")["spec"]["rules"][0]["backendRefs"]}
+    assert got == {"a-prefill": 1, "a-decode": 3, "b-engine": 4}
+
+
+def test_a_cluster_no_longer_hosting_a_selected_replica_loses_its_route():
+    first = run_with(service(), [endpoint("e1", cluster="prod-a"), endpoint("e2", cluster="prod-b")])
+    observed = desired(first)
+    rsp = run_with(service(), [endpoint("e1", cluster="prod-a")], observed=observed)
+    assert "route-prod-a" in desired(rsp) and "route-prod-b" not in desired(rsp)
+
+
+def test_endpoint_whose_replica_published_no_backends_waits():
+    rsp = run_with(service(), [endpoint("e1"), endpoint("e2", refs=[])])
+    assert set(refs(rsp)) == {"e1-backend"}
+    assert "ModelEndpoint e2 has no backends on cluster prod-a yet" in conditions(rsp)["Routed"].message
+
+
+def test_rewrite_paths_that_differ_route_the_larger_share_and_name_the_rest():
+    xr = service(({"modelplane.ai/deployment": "qwen3-32b-pd"}, 9), ({"provider": "together"}, 1))
+    rsp = run_with(xr, [endpoint("pd-0")], [endpoint("together", rewrite="/v1/", cluster=None)])
+    assert set(refs(rsp)) == {"pd-0-backend"}
+    msg = conditions(rsp)["Routed"].message
+    assert "together (rewritePath /v1/) is left out" in msg and "give it rewritePath /" in msg
 
 
 # ----- conditions, tenancy, nothing lost --------------------------------------

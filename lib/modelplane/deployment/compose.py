@@ -7,7 +7,7 @@ Per placement:
 - New, Kept or Moved: the ModelReplica is (re)built from the deployment
   (engines copied, members' pools and devices resolved, templates verbatim)
   and the placement; its ModelEndpoint is built from the observed replica's
-  published ``status.url``/``rewritePath``. A NEW endpoint waits until the
+  published ``status.url``/``backendRefs`` and its cluster. A NEW endpoint waits until the
   replica is Ready and has published its URL, so a replica joins routing
   only once it can serve; an EXISTING endpoint is kept (updated) meanwhile.
 - Held (its cluster or class is not observed yet, or its cluster is not
@@ -109,12 +109,27 @@ def model_replica(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Map
     }
 
 
-def model_endpoint(name: str, namespace: str, labels: Mapping[str, str], url: str, rewrite_path: str) -> dict:
+def model_endpoint(replica: Mapping[str, Any], published: Mapping[str, Any]) -> dict:
+    """The replica's ModelEndpoint: its cluster gateway's URL, and where the replica serves there.
+
+    A ModelService reaches it in two hops (lib/routing/service.py): the
+    control plane sends ``/`` to the cluster gateway with the service's
+    header, and the service's route on that cluster picks among the
+    replicas it hosts, so the endpoint needs no rewrite of its own."""
+    meta, spec = replica["metadata"], replica["spec"]
+    gateway = spec["cluster"].get("gateway") or {}
+    target: dict[str, Any] = {
+        "name": meta["name"], "cluster": spec["cluster"]["name"],
+        "providerConfigName": spec["cluster"]["providerConfigName"],
+        "gateway": {"name": gateway.get("name", ""), "namespace": gateway.get("namespace", "")},
+    }
+    if published.get("backendRefs"):
+        target["backendRefs"] = [dict(r) for r in published["backendRefs"]]
     return {
         "apiVersion": API,
         "kind": "ModelEndpoint",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-        "spec": {"url": url, "rewritePath": rewrite_path or "/", "api": "OpenAI"},
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"], "labels": dict(meta["labels"])},
+        "spec": {"url": published["url"], "rewritePath": "/", "api": "OpenAI", "replica": target},
     }
 
 
@@ -147,9 +162,7 @@ def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[
         published = ((seen.obj if seen else None) or {}).get("status") or {}
         if ename in observed or (ready and published.get("url")):
             if published.get("url"):
-                meta = replica["metadata"]
-                out.desired[ename] = (model_endpoint(meta["name"], dep.namespace, meta["labels"], published["url"],
-                                                     published.get("rewritePath") or "/"), None)
+                out.desired[ename] = (model_endpoint(replica, published), None)
             else:
                 out.kept.add(ename)
         else:

@@ -1,4 +1,12 @@
-"""An Envoy Gateway Backend from a ModelEndpoint URL, and its credential filter.
+"""A ModelEndpoint's backend: standard Gateway API where it can be, Envoy Gateway where it must.
+
+A plain ``http`` URL with an IP address (every in-fleet replica: its cluster
+gateway's address) becomes a selector-less Service with one EndpointSlice,
+which every conformant Gateway API implementation routes to (Core). A
+hostname, https or an API key needs what only Envoy Gateway offers: its
+``Backend`` (fqdn endpoints, TLS to the upstream) and credential injection,
+listed in the docs as Envoy-only. An EndpointSlice cannot carry a hostname,
+so a cluster gateway published as one (EKS) takes the Backend too.
 
 URL rules (a bad URL is an InputError on ``spec.url`` with the fix):
 ``http`` or ``https`` scheme, a host, an optional port 1-65535, an optional
@@ -25,6 +33,10 @@ from urllib.parse import urlsplit
 from modelplane.errors import InputError
 
 BACKEND_API = "gateway.envoyproxy.io/v1alpha1"
+BACKEND_GROUP = "gateway.envoyproxy.io"
+SLICE_API = "discovery.k8s.io/v1"
+SLICE_MANAGER = "modelplane.ai"   # the EndpointSlice controllers leave slices another manager owns
+PORT_NAME = "http"
 CREDENTIAL_KEY = "credential"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 URL_FIELD = "spec.url"
@@ -126,3 +138,33 @@ def credential_filter(name: str, namespace: str, auth: Mapping[str, Any],
                                         "name": auth["apiKeySecretRef"]["name"]}},
         }},
     }
+
+
+def standard(target: Target, auth: Mapping[str, Any] | None) -> bool:
+    """Whether a Service and an EndpointSlice can carry this endpoint (plain http to an IP, no key)."""
+    return target.is_ip and not target.tls and not auth
+
+
+def service(name: str, namespace: str, target: Target, labels: Mapping[str, str]) -> list[dict]:
+    """A selector-less Service and its EndpointSlice pointing at ``target``."""
+    family = "IPv6" if ipaddress.ip_address(target.host).version == 6 else "IPv4"
+    port = {"name": PORT_NAME, "port": target.port, "protocol": "TCP"}
+    svc = {"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+           "spec": {"type": "ClusterIP", "ipFamilies": [family],
+                    "ports": [{**port, "targetPort": target.port}]}}
+    slice_labels = {**labels, "kubernetes.io/service-name": name,
+                    "endpointslice.kubernetes.io/managed-by": SLICE_MANAGER}
+    eps = {"apiVersion": SLICE_API, "kind": "EndpointSlice",
+           "metadata": {"name": name, "namespace": namespace, "labels": dict(sorted(slice_labels.items()))},
+           "addressType": family,
+           "endpoints": [{"addresses": [target.host], "conditions": {"ready": True}}],
+           "ports": [port]}
+    return [svc, eps]
+
+
+def backend_ref(name: str, target: Target, standard_kinds: bool) -> dict:
+    """How a route names this endpoint's backend."""
+    if standard_kinds:
+        return {"group": "", "kind": "Service", "name": name, "port": target.port}
+    return {"group": BACKEND_GROUP, "kind": "Backend", "name": name}

@@ -262,7 +262,9 @@ def observed_remote(manifest: Mapping[str, Any], place: Place) -> dict:
 def _native(api: str) -> bool:
     """Kinds whose own controllers write their status (not crossplane-runtime managed resources)."""
     group = api.rpartition("/")[0]
-    return group in (GATEWAY_GROUP, "gateway.envoyproxy.io", "metallb.io", "inference.networking.k8s.io")
+    # "" is the core group (a ModelEndpoint's Service); an EndpointSlice has no status at all.
+    return group in (GATEWAY_GROUP, "gateway.envoyproxy.io", "metallb.io", "inference.networking.k8s.io",
+                     "", "discovery.k8s.io")
 
 
 def composed_status(obj: Mapping[str, Any], place: Place, *, ready: bool = True, unreachable: str | None = None,

@@ -9,9 +9,9 @@ Shapes, per engine: Standalone -> Deployment + Service; Leader/Worker -> LWS +
 InferencePool + endpoint picker. Under PrefillDecode both engines share one
 InferencePool and one P/D endpoint picker (``disaggregated``). The replica's
 HTTPRoute on the cluster gateway serves ``/<namespace>/<replica>/`` (rewritten
-to ``/``); it also answers ``PathPrefix /`` when the ModelService's header
-``x-modelplane-prefix`` names this replica's prefix (see lib/routing/service.py,
-which cannot rewrite a path per backend on Envoy Gateway).
+to ``/``): the replica's own URL. ModelServices reach it through a route of
+their own on this cluster (lib/routing/service.py), so the replica publishes
+its backend references (``status_refs``).
 """
 from __future__ import annotations
 
@@ -30,7 +30,6 @@ from . import disaggregated as pd
 FUNCTION = "compose-model-replica"
 ROUTE_API = "gateway.networking.k8s.io/v1"
 POOL_GROUP = "inference.networking.k8s.io"
-PREFIX_HEADER = "x-modelplane-prefix"
 
 # Condition type and reasons this function reports (beside Ready).
 SERVING = C.SERVING
@@ -103,6 +102,11 @@ def backend_refs(mr: Any, name: str) -> list[dict]:
     return refs
 
 
+def status_refs(refs: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """Backend references spelled out in full (a Service's group and kind are implicit in a route)."""
+    return [{"group": ref.get("group", ""), "kind": ref.get("kind", "Service"), **dict(ref)} for ref in refs]
+
+
 def route(name: str, namespace: str, gateway: Mapping[str, str], refs: Sequence[Mapping[str, Any]],
           labels: Mapping[str, str]) -> dict:
     """The replica's HTTPRoute on its cluster's gateway."""
@@ -118,10 +122,6 @@ def route(name: str, namespace: str, gateway: Mapping[str, str], refs: Sequence[
                 {"matches": [{"path": {"type": "PathPrefix", "value": prefix}}],
                  "filters": [{"type": "URLRewrite", "urlRewrite": {
                      "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
-                 "backendRefs": [dict(ref) for ref in refs]},
-                # Through a ModelService, which already stripped its own prefix.
-                {"matches": [{"path": {"type": "PathPrefix", "value": "/"},
-                              "headers": [{"type": "Exact", "name": PREFIX_HEADER, "value": prefix}]}],
                  "backendRefs": [dict(ref) for ref in refs]},
             ],
         },
