@@ -77,6 +77,18 @@ class ModelDeploymentSpecFailover(BaseModel):
     """
 
 
+class ModelDeploymentSpecDrain(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    period: Annotated[
+        str | None, Field(max_length=32, pattern='^(0|([0-9]+h)?([0-9]+m)?([0-9]+s)?)$')
+    ] = '60s'
+    """
+    How long a replica keeps serving in-flight requests after every ModelService route is observed without it, before its workload is deleted, e.g. 30s, 2m; it covers a data plane's reprogramming and a long streaming answer. 0 deletes it as soon as the routes are clear.
+    """
+
+
 class ModelDeploymentSpecToleration(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -740,6 +752,10 @@ class ModelDeploymentSpec(BaseModel):
     """
     Replacing the replicas of a cluster that stays down.
     """
+    drain: Annotated[ModelDeploymentSpecDrain | None, Field(validate_default=True)] = {}
+    """
+    How a replica leaves (scale-down, rollout, failover, eviction) before its workload is deleted.
+    """
     tolerations: Annotated[
         list[ModelDeploymentSpecToleration] | None, Field(max_length=32)
     ] = None
@@ -850,7 +866,7 @@ class ModelDeploymentStatusRemoval(BaseModel):
     """
     phase: str | None = None
     """
-    Draining (its ModelEndpoint is being deleted) or Deleting (the ModelReplica is being deleted).
+    Draining (out of routing; kept until no ModelService route carries it and spec.drain.period has passed since) or Deleting (the ModelReplica is being deleted).
     """
 
 

@@ -69,6 +69,10 @@ class ModelServiceStatus(BaseModel):
     """
     Selected ModelEndpoints.
     """
+    routedBackends: list[str] | None = None
+    """
+    Every backend the routes carry as observed (the control-plane route's Services or Backends, the replicas' backends in the routes on workload clusters). A replica that leaves is deleted only once it is in no ModelService's list.
+    """
 
 
 class ModelService(BaseModel):

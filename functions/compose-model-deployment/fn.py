@@ -3,8 +3,9 @@
 Recipe: read and check the deployment; require its clusters, the classes and
 its cache; wait (keeping every child) until all are fetched; read its own
 children; find clusters down long enough to fail over; take one rollout
-step; schedule the current revision; drain what goes (out of routing,
-deleted on a later call); compose one ModelReplica and one ModelEndpoint per
+step; schedule the current revision; drain what goes (out of routing, kept
+until every ModelService route is observed without it and spec.drain.period
+has passed, then deleted); compose one ModelReplica and one ModelEndpoint per
 placed replica; report replicas, placements, removals and the Scheduled and
 Progressing conditions; ask to be called again when a time-based decision
 is due (lib/modelplane/deployment).
@@ -16,7 +17,7 @@ from modelplane.deployment import drain, inputs, observed, rollout, status
 from modelplane.deployment.compose import children
 from modelplane.deployment.plan import plan
 from modelplane.deployment.revision import revision
-from modelplane.deployment.strategy import read_failover, read_strategy
+from modelplane.deployment.strategy import read_drain, read_failover, read_strategy
 from modelplane.deployment.validate import check_selectors
 from modelplane.pipeline.composition import Composition
 from modelplane.pipeline.xr import parse
@@ -60,10 +61,12 @@ def compose(c: Composition) -> None:
     fleet = Fleet(clusters=clusters, classes=classes, cache_ready=cache.ready if cache else None,
                   terminating=terminating)
     sched = schedule(dataclasses.replace(dep, replicas=p.step.target), fleet, p.current)
-    leaving = drain.removals(own.replicas, sched, p.step.retire)
+    routes = drain.Drain(inputs.read_routed(c.required(inputs.SERVICES), dep.namespace), now, read_drain(c.spec))
+    leaving = drain.removals(own.replicas, sched, p.step.retire, routes)
 
+    down = frozenset(cl.name for cl in clusters if not cl.ready)
     kids = children(dep, c.spec, (c.xr.get("metadata") or {}).get("labels"), sched, infos, cache, c.observed,
-                    own, leaving, rev, p.replaced)
+                    own, leaving, rev, p.replaced, down)
     for name, (obj, ready) in kids.desired.items():
         c.desire(name, obj, ready=ready)
     for name in kids.drop:
@@ -87,7 +90,10 @@ def compose(c: Composition) -> None:
     c.set_ready(status.ready(fields))
 
     waits = [p.wake] if p.wake is not None else []
-    if any(r.phase == drain.DRAINING for r in leaving):
-        waits.append(DRAIN_RECHECK_SECONDS)
+    for r in leaving:
+        if r.carried:
+            waits.append(DRAIN_RECHECK_SECONDS)
+        elif r.wait is not None:
+            waits.append(max(1.0, min(float(DRAIN_RECHECK_SECONDS), r.wait)))
     if waits:
         c.requeue_after(min(waits))

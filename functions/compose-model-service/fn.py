@@ -32,6 +32,12 @@ def compose(c: Composition) -> None:
         c.require(f"endpoints-{i}", "modelplane.ai/v1alpha1", "ModelEndpoint",
                   match_labels=(entry.selector.matchLabels or {}), namespace=c.namespace)
 
+    route_name = dns_label(c.name, "route")
+    # What the routes carry as observed: a draining replica is deleted only once it is in no list.
+    routed = S.routed_backends([c.observed.get(k) for k in sorted(c.observed)
+                                if k == route_name or k.startswith(CLUSTER_ROUTE)])
+    c.set_status(routedBackends=routed)
+
     gateways = c.required("gateway")
     fetched = [c.required(f"endpoints-{i}") for i in range(len(ms.spec.endpoints))]
     if gateways is None or any(items is None for items in fetched) or not gateways:
@@ -45,12 +51,12 @@ def compose(c: Composition) -> None:
 
     found = S.select(c.spec.get("endpoints") or [], fetched, c.namespace)
     endpoints, no_match, unrouted = found.endpoints, found.no_match, found.unrouted
-
-    route_name = dns_label(c.name, "route")
-    if not endpoints and route_name in c.observed:
+    if not endpoints and route_name in c.observed and not found.leaving:
         # A route with no backend answers every request with an error; the
         # last working one is better while endpoints come and go. It is kept
-        # unchanged (the runtime seeded it) and the condition says why.
+        # unchanged (the runtime seeded it) and the condition says why. Not
+        # when Modelplane took endpoints out on purpose: a draining replica
+        # is deleted only once no route carries it.
         c.condition(C.ROUTED, False, C.NO_MATCH,
                     "; ".join(no_match + unrouted + ["the observed route is kept unchanged"]))
         c.condition(C.SYNCED_INPUTS, True, C.INPUTS_RESOLVED, "gateway and endpoints fetched")
@@ -74,7 +80,7 @@ def compose(c: Composition) -> None:
     ordering.hold_provider_configs(c, composed)
     unrouted = unrouted + conflicts
 
-    status = {"endpoints": [{"name": n, "weight": w} for n, w in weights.items()]}
+    status = {"endpoints": [{"name": n, "weight": w} for n, w in weights.items()], "routedBackends": routed}
     if gw_status.get("address"):
         status["address"] = f"http://{gw_status['address']}/{c.namespace}/{c.name}"
     c.set_status(**status)

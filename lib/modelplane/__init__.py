@@ -18,7 +18,8 @@ kinds               ``workloads`` (what runs on a cluster), ``routing`` (endpoin
 composite kinds     ``modelcache``, ``deployment``: kinds built on the ones above
 functions           ``functions``: the eight ``fn.py`` and their registry
 loopback programs   ``kube``: upstream programs on this machine (processes, ports,
-                    PKI, command lines, etcd, kube-apiserver, a small client)
+                    PKI, command lines, etcd, kube-apiserver, a small client);
+                    ``mockengine``: an OpenAI-compatible mock engine (no weights)
 render              ``render``: ``crossplane render``, in Python
 validate            ``validate``: offline admission (schemas, defaults, CEL rules)
 physical            ``physical``: what a workload cluster holds and runs; the
@@ -43,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("workloads", "routing", "platform"),
     ("modelcache", "deployment"),
     ("functions",),
-    ("kube",),
+    ("kube", "mockengine"),
     ("render",),
     ("validate",),
     ("physical",),

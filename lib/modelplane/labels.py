@@ -17,6 +17,9 @@ CACHE = PREFIX + "cache"
 MANAGED_BY = PREFIX + "managed-by"
 ENGINE = PREFIX + "engine"
 ROLE = PREFIX + "role"
+# On a ModelEndpoint Modelplane keeps but routes no more (draining replica, cluster not Ready):
+# ModelServices leave it out (compose-model-deployment writes it, compose-model-service reads it).
+OUT_OF_ROUTING = PREFIX + "out-of-routing"
 REVISION = PREFIX + "revision"  # a ModelReplica's template revision (compose-model-deployment)
 
 

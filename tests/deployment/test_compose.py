@@ -81,8 +81,9 @@ class Case:
     withheld: tuple[int, ...] = ()
 
 
-def _leaving(c: Child, phase: str = DRAINING, cause: str = REMOVED, reason: str = "scaled down to 0") -> Removal:
-    return Removal(c, cause, reason, phase)
+def _leaving(c: Child, phase: str = DRAINING, cause: str = REMOVED, reason: str = "scaled down to 0",
+             unrouted: str = "") -> Removal:
+    return Removal(c, cause, reason, phase, unrouted)
 
 
 CASES = [
@@ -113,12 +114,15 @@ CASES = [
     Case("an extra annotated with an older outage is annotated again", schedule(extras=[placement(1, "b")]),
          (child(1, "b", replaced=at(-60)),), replaced={(1, "b"): at(0)}, desired={"replica-1-b": True},
          kept={"endpoint-1-b"}),
-    Case("draining: the replica is annotated, its endpoint dropped", schedule(), (child(),),
-         leaving=(_leaving(child()),), desired={"replica-0-a": True}, drop=("endpoint-0-a",)),
+    Case("draining, routes may carry it: the replica is annotated, its endpoint kept out of routing", schedule(),
+         (child(),), leaving=(_leaving(child()),), desired={"replica-0-a": True, "endpoint-0-a": None}),
+    Case("draining, routes clear: the replica is annotated, its endpoint dropped", schedule(), (child(),),
+         leaving=(_leaving(child(), unrouted="2026-01-01T00:00:00Z"),), desired={"replica-0-a": True},
+         drop=("endpoint-0-a",)),
     Case("deleting: the replica is dropped", schedule(), (child(endpoint=False),),
          leaving=(_leaving(child(endpoint=False), DELETING),), drop=("replica-0-a",)),
     Case("an extra the rollout retires is not kept", schedule(extras=[placement(1, "b")]), (child(1, "b", revision=OLD),),
-         leaving=(_leaving(child(1, "b", revision=OLD)),), desired={"replica-1-b": True}, drop=("endpoint-1-b",)),
+         leaving=(_leaving(child(1, "b", revision=OLD)),), desired={"replica-1-b": True, "endpoint-1-b": None}),
     Case("a held extra that is deleted is not kept", schedule(extras=[placement(1, "b", state=HELD)]),
          (child(1, "b", endpoint=False),), leaving=(_leaving(child(1, "b", endpoint=False), DELETING),),
          drop=("replica-1-b",)),

@@ -1,13 +1,17 @@
 """drain: how a replica leaves.
 
-Out of routing first (Draining: its endpoint still exists, so it is
-annotated and its endpoint dropped), deleted on a later call (Deleting: its
-endpoint is gone), or at once when it never had an endpoint. Once a replica
+Out of routing first (Draining: its endpoint is kept, out of routing),
+then, once the routes are observed clear of it, its endpoint dropped and the
+drain period run, then deleted (Deleting), or at once when it never had an
+endpoint. Once a replica
 is draining its note sticks, whatever the schedule says later; only a
 placement of the same index on the same cluster keeps it.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
+import datetime
 from dataclasses import dataclass, field
 
 import pytest
@@ -16,6 +20,7 @@ from modelplane.deployment.drain import (
     DRAINING,
     EVICTED,
     REMOVED,
+    Drain,
     Removal,
     parse_note,
     removal,
@@ -149,3 +154,56 @@ def test_removals(case: Many) -> None:
 def test_removals_without_retire() -> None:
     assert removals([child()], schedule(placements=[placement()])) == []
     assert [r.child.key for r in removals([child()], schedule(), None)] == [(0, "a")]
+
+
+# --- draining against the routes as observed ------------------------------------------
+
+T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+NAME0 = "qwen3-8b-0-a"
+
+
+def _out_of_routing(c: Child, unrouted: str = "") -> Child:
+    """``c`` on a call after its endpoint was taken out of routing (and, with ``unrouted``, dropped)."""
+    endpoint = None
+    if not unrouted:
+        endpoint = copy.deepcopy(c.endpoint)
+        endpoint["metadata"]["annotations"] = {"modelplane.ai/out-of-routing": "draining: Removed: scaled down"}
+    obj = copy.deepcopy(c.obj)
+    obj.setdefault("status", {})["backendRefs"] = [{"group": "", "kind": "Service", "name": f"{c.name}-engine"}]
+    return dataclasses.replace(c, obj=obj, endpoint=endpoint, draining="Removed: scaled down", unrouted=unrouted)
+
+
+def _drain(*routed: str, seconds: float = 0, period: float = 60) -> Drain:
+    return Drain(frozenset(routed), T0 + datetime.timedelta(seconds=seconds), datetime.timedelta(seconds=period))
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    child: Child
+    drain: Drain
+    want: tuple[str, bool, str, float | None]   # phase, carried, unrouted, wait
+
+
+STEPS = [
+    Step("just decided: out of routing first, whatever the routes say", child(), _drain(),
+         (DRAINING, True, "", None)),
+    Step("out of routing, the control-plane route still names its Service", _out_of_routing(child()),
+         _drain(f"{child().name}-backend"), (DRAINING, True, "", None)),
+    Step("out of routing, a cluster route still names its engine", _out_of_routing(child()),
+         _drain(f"{child().name}-engine"), (DRAINING, True, "", None)),
+    Step("routes clear: the period starts now", _out_of_routing(child()), _drain("someone-else-backend"),
+         (DRAINING, False, "2026-01-01T00:00:00Z", 60.0)),
+    Step("routes clear, period running", _out_of_routing(child(), unrouted="2026-01-01T00:00:00Z"),
+         _drain(seconds=45), (DRAINING, False, "2026-01-01T00:00:00Z", 15.0)),
+    Step("period over: deleted", _out_of_routing(child(), unrouted="2026-01-01T00:00:00Z"),
+         _drain(seconds=60), (DELETING, False, "2026-01-01T00:00:00Z", None)),
+    Step("period 0: deleted as soon as the routes are clear", _out_of_routing(child()), _drain(period=0),
+         (DELETING, False, "2026-01-01T00:00:00Z", None)),
+]
+
+
+@pytest.mark.parametrize("step", STEPS, ids=lambda s: s.name)
+def test_a_replica_is_deleted_only_after_the_routes_drop_it_and_the_period_passes(step: Step):
+    r = removal(step.child, REMOVED, "scaled down", step.drain)
+    assert (r.phase, r.carried, r.unrouted, r.wait) == step.want

@@ -185,13 +185,17 @@ class Require:
 API = "modelplane.ai/v1alpha1"
 CLUSTERS_ALL = (API, "InferenceCluster", "", {}, "")
 CLASSES_ALL = (API, "InferenceClass", "", {}, "")
+SERVICES = (API, "ModelService", "", {}, NS)   # every ModelService of the namespace: what routes carry
 
 REQUIRES = [
-    Require("every cluster and every class", {}, {"clusters": CLUSTERS_ALL, "classes": CLASSES_ALL}),
+    Require("every cluster and every class", {},
+            {"clusters": CLUSTERS_ALL, "classes": CLASSES_ALL, "services": SERVICES}),
     Require("the clusters the selector matches", {"clusterSelector": {"matchLabels": {"tier": "prod"}}},
-            {"clusters": (API, "InferenceCluster", "", {"tier": "prod"}, ""), "classes": CLASSES_ALL}),
+            {"clusters": (API, "InferenceCluster", "", {"tier": "prod"}, ""), "classes": CLASSES_ALL,
+             "services": SERVICES}),
     Require("the cache, by name, in the deployment's namespace", {"modelCacheRef": {"name": "qwen"}},
-            {"clusters": CLUSTERS_ALL, "classes": CLASSES_ALL, "cache": (API, "ModelCache", "qwen", {}, NS)}),
+            {"clusters": CLUSTERS_ALL, "classes": CLASSES_ALL, "cache": (API, "ModelCache", "qwen", {}, NS),
+             "services": SERVICES}),
 ]
 
 
@@ -214,11 +218,14 @@ class Fetched:
 QWEN = {"modelCacheRef": {"name": "qwen"}}
 
 FETCHED = [
-    Fetched("nothing fetched yet", {}, ["InferenceClusters", "InferenceClasses"]),
-    Fetched("fetched, even empty, counts", {"clusters": [], "classes": []}, []),
-    Fetched("the classes still missing", {"clusters": []}, ["InferenceClasses"]),
-    Fetched("the cache still missing", {"clusters": [], "classes": []}, ["ModelCache qwen"], spec=QWEN),
-    Fetched("the cache fetched, though not found", {"clusters": [], "classes": [], "cache": []}, [], spec=QWEN),
+    Fetched("nothing fetched yet", {}, ["InferenceClusters", "InferenceClasses", "ModelServices"]),
+    Fetched("fetched, even empty, counts", {"clusters": [], "classes": [], "services": []}, []),
+    Fetched("the classes still missing", {"clusters": [], "services": []}, ["InferenceClasses"]),
+    Fetched("the cache still missing", {"clusters": [], "classes": [], "services": []}, ["ModelCache qwen"],
+            spec=QWEN),
+    Fetched("the cache fetched, though not found", {"clusters": [], "classes": [], "cache": [], "services": []}, [],
+            spec=QWEN),
+    Fetched("the services still missing", {"clusters": [], "classes": []}, ["ModelServices"]),
 ]
 
 

@@ -30,8 +30,11 @@ PD = seed("prefill-decode.yaml")
 
 
 def deployment(base: dict = QWEN_DEMO, **spec: Any) -> dict:
+    """A ModelDeployment; its drain period is 0 unless ``drain`` says otherwise, so a replica leaving
+    goes in two calls (out of routing, then deleted once the routes are clear)."""
     out = copy.deepcopy(base)
     out["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    out["spec"].setdefault("drain", {"period": "0"})
     out["spec"].update(spec)
     return out
 
@@ -66,8 +69,8 @@ def model_cache(name: str = "qwen3-coder", namespace: str = NS, **phases: str) -
                                     for c, p in sorted(phases.items())]}}
 
 
-def inputs(*clusters: dict, cache: dict | None = None) -> dict:
-    out = {"clusters": list(clusters), "classes": CLASSES}
+def inputs(*clusters: dict, cache: dict | None = None, services: list[dict] | None = None) -> dict:
+    out = {"clusters": list(clusters), "classes": CLASSES, "services": list(services or [])}
     if cache is not None:
         out["cache"] = [cache]
     return out

@@ -182,8 +182,11 @@ def test_a_deleted_cluster_evicts_its_replica_out_of_routing_first_then_deletes_
     assert "endpoint-0-frontier" in observed
     required = inputs(FLEET[0], cache=model_cache(frontier="Ready"))
     rsp = call(xr, required, observed)
-    # Step 1: the endpoint goes, the replica stays (its pods still hold devices), annotated.
-    assert sorted(desired(rsp)) == ["replica-0-frontier"]
+    # Step 1: both stay: the endpoint out of routing (a route may still name its Service), the
+    # replica (its pods still hold devices and finish what they serve), annotated.
+    assert sorted(desired(rsp)) == ["endpoint-0-frontier", "replica-0-frontier"]
+    assert desired(rsp)["endpoint-0-frontier"]["metadata"]["annotations"] == {
+        "modelplane.ai/out-of-routing": "draining: Evicted: cluster frontier no longer exists"}
     replica = desired(rsp)["replica-0-frontier"]
     assert replica["metadata"]["annotations"] == {
         "modelplane.ai/draining": "Evicted: cluster frontier no longer exists"}
@@ -192,7 +195,7 @@ def test_a_deleted_cluster_evicts_its_replica_out_of_routing_first_then_deletes_
                                         "cause": "Evicted", "reason": "cluster frontier no longer exists",
                                         "phase": "Draining"}]
     assert conditions(rsp)["Scheduled"].reason == "Unschedulable"
-    # Step 2: Crossplane deleted the endpoint, so it is no longer observed: the replica goes.
+    # Step 2: no ModelService route carries it and the drain period (0 here) is over: both go.
     rsp = call(xr, required, observe(rsp, url=True, ready=True))
     assert desired(rsp) == {}
     assert status(rsp)["removals"][0]["phase"] == "Deleting"
@@ -227,7 +230,7 @@ def test_a_routed_replica_that_moves_is_drained_while_its_replacement_starts():
     routed = observe(call(xr, inputs(FLEET[0]), first), url=True, ready=True)
     tainted = cluster("edge-l4", ("l4", L4, 2), taints=[{"key": "maintenance", "effect": "NoExecute"}])
     rsp = call(xr, inputs(tainted, FLEET[1]), routed)
-    assert sorted(desired(rsp)) == ["replica-0-core-a100", "replica-0-edge-l4"]
+    assert sorted(desired(rsp)) == ["endpoint-0-edge-l4", "replica-0-core-a100", "replica-0-edge-l4"]
     assert desired(rsp)["replica-0-edge-l4"]["metadata"]["annotations"]["modelplane.ai/draining"] == (
         "Evicted: NoExecute taint maintenance")
     assert "replica 0 moved from edge-l4 to core-a100: NoExecute taint maintenance" in (
@@ -287,7 +290,8 @@ def test_scale_down_drains_the_highest_index_then_deletes_it():
     assert len([n for n in observed if n.startswith("endpoint-")]) == 2
     smaller = deployment(QWEN_DEMO, replicas=1)
     rsp = call(smaller, inputs(FLEET[0], FLEET[1]), observed)
-    assert sorted(desired(rsp)) == ["endpoint-0-edge-l4", "replica-0-edge-l4", "replica-1-core-a100"]
+    assert sorted(desired(rsp)) == ["endpoint-0-edge-l4", "endpoint-1-core-a100", "replica-0-edge-l4",
+                                    "replica-1-core-a100"]
     assert status(rsp)["removals"] == [{"index": 1, "name": "qwen-demo-1-core-a100", "cluster": "core-a100",
                                         "cause": "Removed", "reason": "scaled down to 1", "phase": "Draining"}]
     rsp = call(smaller, inputs(FLEET[0], FLEET[1]), observe(rsp, url=True, ready=True))
@@ -307,7 +311,7 @@ def test_cache_must_be_ready_on_the_cluster(phase, placed):
 
 def test_cache_in_another_namespace_is_never_used():
     # Crossplane answers the namespaced requirement with nothing: the other team's cache is invisible.
-    rsp = call(deployment(CODER), {"clusters": [FLEET[3]], "classes": CLASSES, "cache": []})
+    rsp = call(deployment(CODER), {"clusters": [FLEET[3]], "classes": CLASSES, "cache": [], "services": []})
     assert replicas(rsp) == {}
     assert f"ModelCache qwen3-coder not found in namespace {NS}" in conditions(rsp)["Scheduled"].message
 

@@ -100,7 +100,8 @@ def test_evicted_replica_leaves_routing_then_is_deleted(name, clusters, reason):
             {"cel": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'}]
     observed = _routed(xr, SOLO)
     rsp = call(xr, inputs(*clusters), observed)
-    assert sorted(desired(rsp)) == ["replica-0-solo"]  # out of routing, still holding its devices
+    # Out of routing (its endpoint kept, annotated), still holding its devices.
+    assert sorted(desired(rsp)) == ["endpoint-0-solo", "replica-0-solo"]
     [removal] = status(rsp)["removals"]
     assert (removal["cause"], removal["phase"], removal["name"]) == ("Evicted", "Draining", "a-0-solo")
     if reason:
@@ -210,6 +211,7 @@ def test_a_class_that_shrinks_under_a_running_deployment_evicts_it():
         if d.get("claim", "DRA") == "DRA":
             d["count"] = 4  # 4 GPUs per node now: 5 pods of 1 GPU do not fit one node
     classes = [c for c in CLASSES if c["metadata"]["name"] != H100] + [small]
-    rsp = call(a, {"clusters": [pool_status(cluster("p", ("gpu", H100, 1)), [])], "classes": classes}, start["a"])
+    rsp = call(a, {"clusters": [pool_status(cluster("p", ("gpu", H100, 1)), [])], "classes": classes,
+                   "services": []}, start["a"])
     removals = status(rsp)["removals"]
     assert [(r["cause"], r["phase"]) for r in removals] == [("Evicted", "Draining")]

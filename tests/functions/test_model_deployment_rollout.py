@@ -418,12 +418,22 @@ def test_when_the_cluster_returns_the_replaced_replica_is_the_surplus():
     step2 = observe(call(xr, failing, step1, now=at(7)), url=True, ready=True)
     assert "endpoint-1-c2" in step2
     back = inputs(THREE[0], THREE[1])
+    # Its endpoint left routing while c1 was down, so the routes are already clear of it: only the
+    # drain period remains before the workload goes.
+    assert step2["endpoint-0-c1"]["metadata"]["annotations"]["modelplane.ai/out-of-routing"] == (
+        "cluster c1 is not Ready")
+    xr["spec"]["drain"] = {"period": "30s"}
     rsp = call(xr, back, step2, now=at(8))
     st = status(rsp)
     assert [(r["index"], r["cluster"], r["phase"]) for r in st["removals"]] == [(0, "c1", "Draining")]
     assert st["removals"][0]["reason"] == f"replaced while its cluster was down (since {at(0)})"
     assert "endpoint-0-c1" not in desired(rsp) and "endpoint-1-c2" in desired(rsp)
+    assert desired(rsp)["replica-0-c1"]["metadata"]["annotations"]["modelplane.ai/unrouted"] == at(8)
     assert rsp.meta.ttl.seconds == 10  # a drain is pending
+    later = observe(rsp, url=True, ready=True)
+    assert status(call(xr, back, later, now=at(8.25)))["removals"][0]["phase"] == "Draining"   # 15 s in
+    done = call(xr, back, later, now=at(8.5))                                                  # 30 s in
+    assert status(done)["removals"][0]["phase"] == "Deleting" and "replica-0-c1" not in desired(done)
 
 
 def test_a_failed_cluster_that_is_deleted_evicts_its_held_replicas():

@@ -208,3 +208,46 @@ def test_real_grpc_subprocess():
     with serve_process(FN, "--insecure") as address:
         rsp = call(address, req)
     assert set(refs(rsp)) == {"e1-backend"}
+
+
+# ----- draining: out of routing, and what the observed routes carry ----------------------
+def out_of_routing(e: dict) -> dict:
+    e["metadata"]["annotations"] = {"modelplane.ai/out-of-routing": "draining: Removed: scaled down to 1"}
+    return e
+
+
+def test_an_endpoint_taken_out_of_routing_leaves_both_hops_without_a_warning():
+    rsp = run_with(service(), [endpoint("e1"), out_of_routing(endpoint("e2", cluster="prod-b"))])
+    assert set(refs(rsp)) == {"e1-backend"}
+    assert "route-prod-b" not in desired(rsp)
+    assert conditions(rsp)["Routed"].status == 2   # True: leaving on purpose is not a fault
+
+
+def test_routed_backends_report_the_observed_routes_not_the_desired_ones():
+    both = desired(run_with(service(), [endpoint("e1"), endpoint("e2")]))
+    # Next call: e2 is out; the routes observed still carry it (applied before this call).
+    rsp = run_with(service(), [endpoint("e1"), out_of_routing(endpoint("e2"))], observed=both)
+    assert status(rsp)["routedBackends"] == ["e1-backend", "e1-engine", "e2-backend", "e2-engine"]
+    assert set(refs(rsp)) == {"e1-backend"}
+    # Once the cluster reports the new route too, only e1 is carried.
+    applied = desired(rsp)
+    applied["route-prod-a"]["status"] = {"atProvider": {"manifest": applied["route-prod-a"]["spec"]["forProvider"]
+                                                        ["manifest"]}}
+    rsp = run_with(service(), [endpoint("e1"), out_of_routing(endpoint("e2"))], observed=applied)
+    assert status(rsp)["routedBackends"] == ["e1-backend", "e1-engine"]
+
+
+def test_a_cluster_route_the_cluster_still_reports_with_a_replica_keeps_it_carried():
+    both = desired(run_with(service(), [endpoint("e1"), endpoint("e2")]))
+    stale = desired(run_with(service(), [endpoint("e1")]))
+    stale["route-prod-a"]["status"] = {"atProvider": {"manifest": both["route-prod-a"]["spec"]["forProvider"]
+                                                      ["manifest"]}}
+    rsp = run_with(service(), [endpoint("e1")], observed=stale)
+    assert "e2-engine" in status(rsp)["routedBackends"]
+
+
+def test_every_endpoint_leaving_replaces_the_route_with_an_empty_one_so_the_drain_can_finish():
+    first = desired(run_with(service(), [endpoint("e1")]))
+    rsp = run_with(service(), [out_of_routing(endpoint("e1"))], observed=first)
+    assert "backendRefs" not in route(rsp)["spec"]["rules"][0]
+    assert "route-prod-a" not in desired(rsp)

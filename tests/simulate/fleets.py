@@ -36,7 +36,9 @@ def gateway() -> dict:
 def deployment(name: str, *, replicas: int = 1, copies: int = 1, gpus: int = 1, cel: str = BIG_GPU,
                namespace: str = "ml-team", image: str = "vllm/vllm-openai:v0.23.0") -> dict:
     return {"apiVersion": API, "kind": "ModelDeployment", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"replicas": replicas, "engines": [{
+            # Drain period 0: a replica that leaves goes once the routes are clear, without waiting
+            # for a clock these capacity checks never advance.
+            "spec": {"replicas": replicas, "drain": {"period": "0"}, "engines": [{
                 "name": "engine", "copies": copies,
                 "members": [{"role": "Standalone",
                              "nodeSelector": {"devices": [{"name": "gpu", "count": gpus, "selectors": [{"cel": cel}]}]},

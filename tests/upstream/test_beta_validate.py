@@ -24,7 +24,8 @@ from tests.upstream.tables import TABLES
 pytestmark = pytest.mark.slow  # runs the crossplane CLI over a few hundred documents: `make e2e`
 
 BUILTIN_GROUPS = {"", "apps", "batch", "rbac.authorization.k8s.io", "resource.k8s.io", "storage.k8s.io",
-                  "policy", "networking.k8s.io", "autoscaling", "scheduling.k8s.io", "coordination.k8s.io"}
+                  "policy", "networking.k8s.io", "autoscaling", "scheduling.k8s.io", "coordination.k8s.io",
+                  "discovery.k8s.io"}
 TABLE = TABLES.setdefault("modelplane validate vs crossplane beta validate", [])
 
 

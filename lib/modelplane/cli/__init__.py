@@ -6,10 +6,11 @@
     modelplane validate FILE|DIR...  offline admission checks
     modelplane demo [DIR]            simulate the example fleet, summarised
     modelplane lab up DIR|status|down  local workload clusters (upstream programs, fake GPUs)
+    modelplane mock-engine [-- ARGV]  an OpenAI-compatible mock engine for the lab (no weights)
 
 Each subcommand lives in its own module and takes ``argv``; this module only
 dispatches, so ``modelplane --help`` stays cheap to import: ``render``,
-``simulate``, ``validate``, ``demo``, ``lab``, ``e2e``. This is the one
+``simulate``, ``validate``, ``demo``, ``lab``, ``e2e``, ``mock_engine``. This is the one
 package allowed to import every layer (``modelplane.LAYERS``).
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ SUBCOMMANDS = {
     "demo": ("modelplane.cli.demo", "Simulate the example fleet and print a short summary"),
     "e2e": ("modelplane.cli.e2e", "A control plane where real Crossplane reconciles Modelplane"),
     "lab": ("modelplane.cli.lab", "Local workload clusters with fake GPU nodes (up DIR | status | down)"),
+    "mock-engine": ("modelplane.cli.mock_engine", "An OpenAI-compatible mock engine for the lab (no weights)"),
 }
 
 

@@ -16,8 +16,11 @@ Per placement:
 
 Extra replicas that stay (outdated revision, replaced by failover) are kept
 untouched too; a replica failover replaced is annotated
-``modelplane.ai/replaced: <outage start>`` and otherwise untouched. Every replica that goes is drained first (``drain.py``):
-annotated and out of routing, then deleted on a later call. Anything else
+``modelplane.ai/replaced: <outage start>`` and otherwise untouched. A kept
+endpoint on a cluster that is not Ready is annotated
+``modelplane.ai/out-of-routing`` (requests there would fail). Every replica
+that goes is drained first (``drain.py``): out of routing, kept until the
+routes are observed without it and the drain period has passed, then deleted. Anything else
 observed under our names (an endpoint without its replica) is dropped.
 """
 
@@ -44,9 +47,16 @@ from modelplane.scheduler import (
 from .drain import DRAINING, Removal
 from .inputs import CacheView, ClusterInfo
 from .observed import DRAINING as DRAINING_NOTE
+from .observed import (
+    OUT_OF_ROUTING,
+    UNROUTED,
+    child_index,
+    endpoint_resource,
+    replica_ready,
+    replica_resource,
+)
 from .observed import REPLACED as REPLACED_NOTE
 from .observed import Children as Observed
-from .observed import child_index, endpoint_resource, replica_ready, replica_resource
 
 API = "modelplane.ai/v1alpha1"
 
@@ -144,8 +154,10 @@ class Children:
 def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[str, str] | None,
              sched: Schedule, infos: Mapping[str, ClusterInfo], cache: CacheView | None,
              observed: Mapping[str, Mapping[str, Any]], kids: Observed, removals: list[Removal],
-             revision: str = "", replaced: Mapping[tuple[int, str], str] | None = None) -> Children:
-    """``replaced``: replicas failover replaced (key -> outage start), annotated as such."""
+             revision: str = "", replaced: Mapping[tuple[int, str], str] | None = None,
+             down: frozenset[str] = frozenset()) -> Children:
+    """``replaced``: replicas failover replaced (key -> outage start), annotated as such;
+    ``down``: observed clusters that are not Ready (their kept endpoints leave routing)."""
     out = Children()
     replaced = replaced or {}
     by_key = {c.key: c for c in kids.replicas}
@@ -155,6 +167,7 @@ def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[
         info = infos.get(p.cluster)
         if p.state == HELD or info is None:
             out.kept |= {n for n in (rname, ename) if n in observed}
+            _out_of_routing_if_down(out, observed, ename, p.cluster, down)
             continue
         replica = model_replica(dep, raw_spec, user_labels, p, info, cache, revision)
         ready = replica_ready(seen.obj if seen else None)
@@ -170,24 +183,40 @@ def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[
     for p in sched.extras:
         key = (p.index, p.cluster)
         out.kept |= {n for n in (replica_resource(*key), endpoint_resource(*key)) if n in observed}
+        _out_of_routing_if_down(out, observed, endpoint_resource(*key), p.cluster, down)
         child = by_key.get(key)
         if child is not None and key in replaced and child.replaced != replaced[key]:
-            obj = _annotated(child.obj, REPLACED_NOTE, replaced[key])
+            obj = _annotated(child.obj, {REPLACED_NOTE: replaced[key]})
             out.desired[child.replica_resource] = (obj, child.ready)
             out.kept.discard(child.replica_resource)
     for r in removals:
         out.kept -= {r.child.replica_resource, r.child.endpoint_resource}
+        out.desired.pop(r.child.endpoint_resource, None)
         if r.phase == DRAINING:
-            out.desired[r.child.replica_resource] = (_annotated(r.child.obj, DRAINING_NOTE, r.note), r.child.ready)
+            notes = {DRAINING_NOTE: r.note, **({UNROUTED: r.unrouted} if r.unrouted else {})}
+            out.desired[r.child.replica_resource] = (_annotated(r.child.obj, notes), r.child.ready)
+            if r.carried and r.child.endpoint is not None:
+                # Kept while a route may name its Service, but every ModelService leaves it out.
+                out.desired[r.child.endpoint_resource] = (
+                    _annotated(r.child.endpoint, {OUT_OF_ROUTING: f"draining: {r.note}"}), None)
     for name in sorted(observed):
         if child_index(name) is not None and name not in out.desired and name not in out.kept:
             out.drop.append(name)
     return out
 
 
-def _annotated(observed: Mapping[str, Any], key: str, value: str) -> dict:
-    """An observed child as desired, untouched but for one annotation."""
+def _annotated(observed: Mapping[str, Any], notes: Mapping[str, str]) -> dict:
+    """An observed child as desired, untouched but for its annotations."""
     obj = without_status(observed)
     meta = obj["metadata"]
-    meta["annotations"] = {**(meta.get("annotations") or {}), key: value}
+    meta["annotations"] = {**(meta.get("annotations") or {}), **notes}
     return obj
+
+
+def _out_of_routing_if_down(out: Children, observed: Mapping[str, Mapping[str, Any]], ename: str, cluster: str,
+                            down: frozenset[str]) -> None:
+    """A kept endpoint on a cluster that is not Ready leaves routing (it comes back when rebuilt)."""
+    if cluster in down and ename in observed:
+        out.kept.discard(ename)
+        out.desired[ename] = (_annotated(observed[ename], {OUT_OF_ROUTING: f"cluster {cluster} is not Ready"}),
+                              None)

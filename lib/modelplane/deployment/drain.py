@@ -1,4 +1,4 @@
-"""Removing a replica: out of routing first, deleted on a later call.
+"""Removing a replica: out of routing, drained, then deleted.
 
 A ModelReplica leaves for one of two causes:
 
@@ -8,17 +8,23 @@ A ModelReplica leaves for one of two causes:
 - ``Removed``: it is one too many (scale-down, a duplicate index, the
   surplus after failover) or of an outdated revision the rollout retires.
 
-Either way it goes in two steps, because its pods hold devices and serve
-traffic until the ModelReplica is deleted:
+Either way its pods hold devices and serve traffic until the ModelReplica is
+deleted, so it goes in steps, each decided from what is observed:
 
-1. Draining: its ModelEndpoint is no longer desired (Crossplane deletes it,
-   so ModelServices stop routing to it) and the ModelReplica, otherwise
-   untouched, is annotated ``modelplane.ai/draining: "<Cause>: <reason>"``.
-   The annotation makes the decision stick: on later calls the replica is
-   removed whatever the schedule says then.
-2. Deleting: on a call where its ModelEndpoint is no longer observed (it
-   was dropped on an earlier call; Crossplane no longer lists a child it
-   deleted, even while it terminates), the ModelReplica is dropped too.
+1. Out of routing (phase ``Draining``): the ModelReplica, otherwise
+   untouched, is annotated ``modelplane.ai/draining: "<Cause>: <reason>"``
+   (the decision sticks: on later calls the replica is removed whatever the
+   schedule says then), and its ModelEndpoint, kept, is annotated
+   ``modelplane.ai/out-of-routing``: every ModelService leaves it out of its
+   routes. Deleting the endpoint now would delete the Service a route still
+   names, and its share of requests would fail.
+2. Routes clear (still ``Draining``): on a later call, where the endpoint is
+   observed out of routing and no ModelService of the namespace
+   lists any of the replica's backends in ``status.routedBackends`` (its
+   routes as observed), the replica is annotated ``modelplane.ai/unrouted:
+   <now>`` and its endpoint is dropped; in-flight requests finish.
+3. Deleting: ``spec.drain.period`` after that time the ModelReplica is
+   dropped too.
 
 A replica that never had an endpoint (never routed) is deleted at once.
 Until it is gone it is an extra replica to the scheduler (its observed
@@ -27,12 +33,13 @@ by its InferenceCluster while it terminates, counts like anyone else's.
 """
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from modelplane.scheduler import Schedule
 
-from .observed import Child
+from .observed import OUT_OF_ROUTING, Child, backends
 
 EVICTED = "Evicted"
 REMOVED = "Removed"
@@ -46,11 +53,30 @@ class Removal:
     cause: str  # EVICTED | REMOVED
     reason: str
     phase: str  # DRAINING | DELETING
+    unrouted: str = ""   # when the routes were first seen clear of it ("" while they carry it)
+    wait: float | None = None   # seconds until it may be deleted (routes clear, period running)
 
     @property
     def note(self) -> str:
         """The ``modelplane.ai/draining`` annotation value."""
         return f"{self.cause}: {self.reason}"
+
+    @property
+    def carried(self) -> bool:
+        """Some route may still send to it: its endpoint stays, out of routing."""
+        return self.phase == DRAINING and not self.unrouted
+
+
+@dataclass(frozen=True)
+class Drain:
+    """What draining needs from this call: the routes as observed, the clock, the period."""
+
+    routed: frozenset[str]          # every ModelService's status.routedBackends in the namespace
+    now: datetime.datetime
+    period: datetime.timedelta
+
+    def stamp(self) -> str:
+        return self.now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_note(note: str) -> tuple[str, str]:
@@ -61,15 +87,37 @@ def parse_note(note: str) -> tuple[str, str]:
     return REMOVED, note
 
 
-def removal(child: Child, cause: str, reason: str) -> Removal:
+def _since(stamp: str) -> datetime.datetime | None:
+    try:
+        return datetime.datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+
+
+def removal(child: Child, cause: str, reason: str, drain: Drain | None = None) -> Removal:
     """How ``child`` leaves now; a replica already draining keeps its note."""
     if child.draining:
         cause, reason = parse_note(child.draining)
-    return Removal(child, cause, reason, DRAINING if child.endpoint is not None else DELETING)
+    if child.endpoint is None and not child.unrouted:
+        return Removal(child, cause, reason, DELETING)   # never routed
+    if drain is None:
+        return Removal(child, cause, reason, DRAINING)
+    unrouted = child.unrouted
+    if not unrouted or _since(unrouted) is None:
+        # Routes are judged only once the endpoint is observed out of routing: a ModelService
+        # that read it before may still add it, and the status read now predates that.
+        out = bool(((child.endpoint or {}).get("metadata") or {}).get("annotations", {}).get(OUT_OF_ROUTING))
+        if not out or backends(child) & drain.routed:
+            return Removal(child, cause, reason, DRAINING)   # a route may still carry it
+        unrouted = drain.stamp()
+    left = (_since(unrouted) + drain.period - drain.now).total_seconds()
+    if left <= 0:
+        return Removal(child, cause, reason, DELETING, unrouted)
+    return Removal(child, cause, reason, DRAINING, unrouted, left)
 
 
-def removals(children: Iterable[Child], sched: Schedule, retire: Mapping[tuple[int, str], str] | None = None
-             ) -> list[Removal]:
+def removals(children: Iterable[Child], sched: Schedule, retire: Mapping[tuple[int, str], str] | None = None,
+             drain: Drain | None = None) -> list[Removal]:
     """Every observed replica that goes: already draining, evicted or removed
     by the schedule, ``retire``d by the caller (key -> reason), or simply no
     longer scheduled. A placement of the same index on the same cluster
@@ -84,13 +132,13 @@ def removals(children: Iterable[Child], sched: Schedule, retire: Mapping[tuple[i
         if c.key in placed:
             continue
         if c.draining:
-            out.append(removal(c, REMOVED, ""))
+            out.append(removal(c, REMOVED, "", drain))
         elif c.key in evicted:
-            out.append(removal(c, EVICTED, evicted[c.key]))
+            out.append(removal(c, EVICTED, evicted[c.key], drain))
         elif c.key in removed:
-            out.append(removal(c, REMOVED, removed[c.key]))
+            out.append(removal(c, REMOVED, removed[c.key], drain))
         elif c.key in retire:
-            out.append(removal(c, REMOVED, retire[c.key]))
+            out.append(removal(c, REMOVED, retire[c.key], drain))
         elif c.key not in extras:
-            out.append(removal(c, REMOVED, "no longer scheduled"))
+            out.append(removal(c, REMOVED, "no longer scheduled", drain))
     return out

@@ -14,7 +14,7 @@ through plain dicts.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +38,10 @@ API = "modelplane.ai/v1alpha1"
 CLUSTERS = "clusters"
 CLASSES = "classes"
 CACHE = "cache"
+SERVICES = "services"   # every ModelService of the namespace: which backends their routes carry
 
-__all__ = ["CACHE", "CLASSES", "CLUSTERS", "CacheView", "ClusterInfo", "ClusterInfos", "Terminating", "deployment",
-           "not_fetched", "read_cache", "read_classes", "read_clusters", "require"]
+__all__ = ["CACHE", "CLASSES", "CLUSTERS", "SERVICES", "CacheView", "ClusterInfo", "ClusterInfos", "Terminating",
+           "deployment", "not_fetched", "read_cache", "read_classes", "read_clusters", "read_routed", "require"]
 
 
 def require(c: Composition, md: ModelDeployment) -> None:
@@ -50,6 +51,7 @@ def require(c: Composition, md: ModelDeployment) -> None:
     c.require(CLASSES, API, "InferenceClass", match_labels={})
     if md.spec.modelCacheRef is not None:
         c.require(CACHE, API, "ModelCache", match_name=md.spec.modelCacheRef.name, namespace=c.namespace)
+    c.require(SERVICES, API, "ModelService", match_labels={}, namespace=c.namespace)
 
 
 def not_fetched(c: Composition, md: ModelDeployment) -> list[str]:
@@ -61,7 +63,20 @@ def not_fetched(c: Composition, md: ModelDeployment) -> list[str]:
         out.append("InferenceClasses")
     if md.spec.modelCacheRef is not None and not c.fetched(CACHE):
         out.append(f"ModelCache {md.spec.modelCacheRef.name}")
+    if not c.fetched(SERVICES):
+        out.append("ModelServices")
     return out
+
+
+def read_routed(services: Sequence[Mapping[str, Any]] | None, namespace: str) -> frozenset[str]:
+    """Every backend name the namespace's ModelService routes carry, as they report them observed."""
+    out: set[str] = set()
+    for svc in services or []:
+        if (svc.get("metadata") or {}).get("namespace", namespace) != namespace:
+            continue   # tenancy: another team's routes never hold ours
+        names = (svc.get("status") or {}).get("routedBackends") or []
+        out.update(str(n) for n in names if isinstance(n, str))
+    return frozenset(out)
 
 
 # --- the deployment ----------------------------------------------------------

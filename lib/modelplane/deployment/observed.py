@@ -13,6 +13,12 @@ annotations Modelplane owns:
   way out (``drain.py``). Once set it is never taken back.
 - ``modelplane.ai/replaced: <RFC 3339>``: failover replaced this replica
   while its cluster was down since that time.
+- ``modelplane.ai/unrouted: <RFC 3339>``: a draining replica was first seen
+  in no ModelService route at that time; its drain period runs from there.
+
+A ModelEndpoint Modelplane keeps but takes out of routing (its replica is
+draining, or its cluster is not Ready) carries
+``modelplane.ai/out-of-routing: <why>``; ModelServices leave it out.
 """
 from __future__ import annotations
 
@@ -29,6 +35,8 @@ REPLICA_KIND = "ModelReplica"
 ENDPOINT_KIND = "ModelEndpoint"
 DRAINING = L.PREFIX + "draining"
 REPLACED = L.PREFIX + "replaced"
+UNROUTED = L.PREFIX + "unrouted"
+OUT_OF_ROUTING = L.OUT_OF_ROUTING
 _CHILD = re.compile(r"^(replica|endpoint)-(\d+)-(.+)$")
 
 
@@ -70,6 +78,7 @@ class Child:
     revision: str = ""  # label modelplane.ai/revision ("" on replicas composed before revisions)
     draining: str = ""  # annotation modelplane.ai/draining
     replaced: str = ""  # annotation modelplane.ai/replaced
+    unrouted: str = ""  # annotation modelplane.ai/unrouted
 
     @property
     def key(self) -> tuple[int, str]:
@@ -150,7 +159,20 @@ def read(observed: Mapping[str, Mapping[str, Any]]) -> Children:
             endpoint=observed.get(endpoint_resource(index, cluster)),
             revision=(meta.get("labels") or {}).get(L.REVISION, ""),
             draining=str(notes.get(DRAINING) or ""), replaced=str(notes.get(REPLACED) or ""),
+            unrouted=str(notes.get(UNROUTED) or ""),
         ))
     have = {c.endpoint_resource for c in replicas}
     orphans = tuple(sorted(n for n in endpoints if n not in have))
     return Children(tuple(sorted(replicas, key=lambda c: c.key)), orphans)
+
+
+def backends(child: Child) -> frozenset[str]:
+    """Names a route may carry this replica by: its endpoint's backend, its own backends on its cluster."""
+    out = set()
+    routing = (((child.endpoint or {}).get("status") or {}).get("routing") or {})
+    if routing.get("backendName"):
+        out.add(str(routing["backendName"]))
+    for ref in ((child.obj.get("status") or {}).get("backendRefs") or []):
+        if isinstance(ref, Mapping) and ref.get("name"):
+            out.add(str(ref["name"]))
+    return frozenset(out)

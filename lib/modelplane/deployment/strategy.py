@@ -25,6 +25,7 @@ RECREATE = "Recreate"
 DEFAULT_SURGE = 1
 DEFAULT_UNAVAILABLE = 0
 DEFAULT_FAILOVER = "5m"
+DEFAULT_DRAIN = "60s"
 
 _PERCENT = re.compile(r"^(\d+)%$")
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -84,3 +85,8 @@ def read_failover(spec: Mapping[str, Any]) -> datetime.timedelta | None:
     """How long a cluster may be down before its replicas are replaced; None: never."""
     after = parse_duration((spec.get("failover") or {}).get("after", DEFAULT_FAILOVER), "spec.failover.after")
     return after if after > datetime.timedelta(0) else None
+
+
+def read_drain(spec: Mapping[str, Any]) -> datetime.timedelta:
+    """How long a replica out of every route keeps serving before it is deleted."""
+    return parse_duration((spec.get("drain") or {}).get("period", DEFAULT_DRAIN), "spec.drain.period")

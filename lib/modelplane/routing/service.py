@@ -30,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.labels import OUT_OF_ROUTING
+
 ROUTE_API = "gateway.networking.k8s.io/v1"
 BACKEND_GROUP = "gateway.envoyproxy.io"
 SERVICE_HEADER = "x-modelplane-service"
@@ -76,6 +78,7 @@ class Selection:
     no_match: list[str]
     unrouted: list[str]
     conflicts: list[str] = field(default_factory=list)
+    leaving: list[str] = field(default_factory=list)   # endpoints Modelplane took out of routing
 
 
 def _frozen(d: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -122,6 +125,9 @@ def select(entries: Sequence[Mapping[str, Any]], fetched: Sequence[Sequence[Mapp
             routing = (item.get("status") or {}).get("routing") or {}
             spec = item.get("spec") or {}
             name = meta["name"]
+            if (meta.get("annotations") or {}).get(OUT_OF_ROUTING):
+                out.leaving.append(name)   # its replica drains or its cluster is down: not a fault
+                continue
             if not routing.get("backendName"):
                 out.unrouted.append(f"ModelEndpoint {name} is not routed yet (no status.routing.backendName)")
                 continue
@@ -270,3 +276,26 @@ def _ref(key: tuple[tuple[str, Any], ...]) -> dict:
         ref.pop("group", None)
         ref.pop("kind", None)
     return ref
+
+
+def routed_backends(routes: Sequence[Mapping[str, Any] | None]) -> list[str]:
+    """Every backend name the observed routes carry.
+
+    ``routes``: the observed control-plane HTTPRoute and the observed Objects
+    carrying the routes on workload clusters; for those, both what was asked
+    (``spec.forProvider``) and what the cluster reports (``status.atProvider``)
+    count until they agree, so a replica leaves only routes that really dropped it."""
+    names: set[str] = set()
+    for obj in routes:
+        if not obj:
+            continue
+        manifests = [obj]
+        if obj.get("kind") == "Object":
+            manifests = [((obj.get("spec") or {}).get("forProvider") or {}).get("manifest"),
+                         ((obj.get("status") or {}).get("atProvider") or {}).get("manifest")]
+        for m in manifests:
+            for rule in ((m or {}).get("spec") or {}).get("rules") or []:
+                for ref in rule.get("backendRefs") or []:
+                    if isinstance(ref, Mapping) and ref.get("name"):
+                        names.add(str(ref["name"]))
+    return sorted(names)
