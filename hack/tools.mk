@@ -2,7 +2,7 @@
 # $(MODELPLANE_TOOLS_DIR) (default ~/.cache/modelplane/tools), listed in its tools.json.
 # Include from the Makefile: `include hack/tools.mk`.
 
-tools: ## Build pinned upstream programs (crossplane, etcd, kube-*, kubectl, kwok, lws, crossplane core, providers) into ~/.cache/modelplane/tools
+tools: ## Build pinned upstream programs (crossplane, etcd, kube-*, kubectl, kwok, lws, crossplane core, providers, traefik) into ~/.cache/modelplane/tools
 	@bash hack/tools.sh
 
 tools-%: ## Build one pinned program, e.g. make tools-kube-apiserver

@@ -36,7 +36,12 @@ crossplane-core|crossplane-core|github.com/crossplane/crossplane/v2|github.com/c
 provider-kubernetes|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|-X github.com/crossplane-contrib/provider-kubernetes/internal/version.Version=v\$V $metrics_off
 provider-helm|provider-helm|github.com/crossplane-contrib/provider-helm|github.com/crossplane-contrib/provider-helm/cmd/provider|-X github.com/crossplane-contrib/provider-helm/pkg/version.Version=v\$V $metrics_off
 lws|lws|sigs.k8s.io/lws|sigs.k8s.io/lws/cmd|-X sigs.k8s.io/lws/pkg/version.GitVersion=v\$V
+traefik|traefik|github.com/traefik/traefik/v3|github.com/traefik/traefik/v3/cmd/traefik|-X github.com/traefik/traefik/v3/pkg/version.Version=v\$V
 "
+# A module dir with a build.sh (traefik) is built by that script, not by `go build` in the dir:
+# `build.sh OUT LDFLAGS`. traefik's patches its upstream source (fetched from the module proxy at
+# build time into the cache, never into the repository) so it builds from what the proxy serves;
+# see hack/tools/README.md, "Traefik".
 
 die() { echo "hack/tools.sh: $*" >&2; exit 1; }
 
@@ -44,8 +49,13 @@ die() { echo "hack/tools.sh: $*" >&2; exit 1; }
 pinned() { awk -v m="$2" '$1==m {print $2; exit} $1=="require" && $2==m {print $3; exit}' "$mods/$1/go.mod"; }
 
 # A fingerprint of what a build depends on besides the version: the module's go.mod/go.sum
-# and this tool's row. A changed fingerprint rebuilds into the same <name>-<version> dir.
-stamp() { cat "$mods/$1/go.mod" "$mods/$1/go.sum"; echo "$2"; }
+# (and build.sh, if any) and this tool's row. A changed fingerprint rebuilds into the same
+# <name>-<version> dir.
+stamp() {
+	cat "$mods/$1/go.mod" "$mods/$1/go.sum"
+	if [ -f "$mods/$1/build.sh" ]; then cat "$mods/$1/build.sh"; fi
+	echo "$2"
+}
 fingerprint() { stamp "$1" "$2" | sha256sum | cut -d' ' -f1; }
 
 names=() ; declare -A row=()
@@ -90,7 +100,13 @@ if [ ${#todo[@]} -gt 0 ]; then
 	for n in "${todo[@]}"; do
 		IFS='|' read -r d m p x <<<"${row[$n]}"
 		log="$cache/.logs/download-$n.log"
-		(cd "$mods/$d" && go mod download "$m") >"$log" 2>&1 && continue
+		if [ -f "$mods/$d/build.sh" ]; then
+			# Its go.mod replaces $m with a dir build.sh makes: ask for the pinned version outside it.
+			v=$(pinned "$d" "$m")
+			(cd "$cache/.logs" && GOFLAGS= go mod download "$m@$v") >"$log" 2>&1 && continue
+		else
+			(cd "$mods/$d" && go mod download "$m") >"$log" 2>&1 && continue
+		fi
 		grep -qiE 'dial tcp|no such host|connection refused|i/o timeout|proxyconnect|TLS handshake|network is unreachable|403 Forbidden|404 Not Found' "$log" &&
 			die "the Go module proxy ($(go env GOPROXY)) is unreachable or does not serve $m, so $n cannot be built (details: $log)."
 		die "go mod download $m failed for $n: $(head -1 "$log")"
@@ -108,7 +124,12 @@ build() {
 	local V=$v MAJ=${v%%.*} MIN=${v#*.}; MIN=${MIN%%.*}
 	x=$(V=$V MAJ=$MAJ MIN=$MIN; eval "echo \"$x\"")
 	tmp=$(mktemp -d "$cache/.build-$n.XXXXXX")
-	if ! (cd "$mods/$d" && go build -trimpath -ldflags "-s -w $x" -o "$tmp/$n" "$p") >"$log" 2>&1; then
+	if [ -f "$mods/$d/build.sh" ]; then
+		set -- bash "$mods/$d/build.sh" "$tmp/$n" "-s -w $x"
+	else
+		set -- go build -trimpath -ldflags "-s -w $x" -o "$tmp/$n" "$p"
+	fi
+	if ! (cd "$mods/$d" && "$@") >"$log" 2>&1; then
 		rm -rf "$tmp"
 		echo "$n v$v: FAILED (log: $log)"
 		tail -20 "$log" >&2

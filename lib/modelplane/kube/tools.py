@@ -20,7 +20,7 @@ from pathlib import Path
 # The programs `make tools` knows (the manifest may hold a subset: built ones only).
 KNOWN = (
     "crossplane", "etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler",
-    "kwok", "crossplane-core", "provider-kubernetes", "provider-helm", "lws",
+    "kwok", "crossplane-core", "provider-kubernetes", "provider-helm", "lws", "traefik",
 )
 
 

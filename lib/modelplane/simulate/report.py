@@ -30,7 +30,10 @@ def _endpoint_url(world: World, namespace: str, name: str) -> str:
     url = spec.get("url", "")
     if not url:
         return "-"
-    return url.rstrip("/") + (spec.get("rewritePath") or "/")
+    # An in-fleet replica answers on its cluster gateway under its own prefix (its replica route);
+    # ModelServices reach it by their own route there instead.
+    replica = (_replica(world, namespace, (spec.get("replica") or {}).get("name", "")).get("status") or {})
+    return url.rstrip("/") + (replica.get("rewritePath") or spec.get("rewritePath") or "/")
 
 
 def _devices(replica: dict) -> str:
