@@ -284,7 +284,7 @@ def report(c: Composition, plan: Plan, inputs: Inputs, rows: list[tuple[str, str
     stack_ok = _stack_condition(c, plan, users)
     gw_ok = bool(gw_address) and is_ready(c.observed.get("gateway"))
     if gw_ok:
-        c.condition(GATEWAY_READY, True, cond.AVAILABLE, f"gateway modelplane/{NAMESPACE} at {gw_address}")
+        c.condition(GATEWAY_READY, True, cond.AVAILABLE, f"gateway {NAMESPACE}/modelplane at {gw_address}")
     else:
         c.condition(GATEWAY_READY, False, cond.CREATING,
                     f"cluster {plan.name}: waiting for Gateway {NAMESPACE}/modelplane to be ready with an address")
