@@ -51,7 +51,8 @@ def measure(clusters: int | None) -> dict:
     row = {"clusters": n, "nodes": 0, "up s": up, "down s": down,
            "RSS MiB": sum(by_program.values()) // 1024}
     row["nodes"] = sum(p.node_count for c in runner.load_fleet(directory).clusters for p in c.pools)
-    for name in ("kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler", "kwok", "lws", "standin"):
+    for name in ("kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler", "kwok", "lws", "standin",
+                 "traefik", "engines"):
         row[f"{name} MiB"] = by_program.get(name, 0) // 1024
     return row
 

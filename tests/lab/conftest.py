@@ -16,7 +16,7 @@ from modelplane import paths
 from modelplane.lab import runner
 from modelplane.validate.admission import load_dir
 
-from tests.lab.lab_fleet import SOLO, need_tools
+from tests.lab.lab_fleet import SOLO, data_plane, need_tools
 
 
 def pytest_configure(config):
@@ -36,11 +36,12 @@ def fleet_dir(target: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def lab(request):
-    """The running lab's state (4 clusters); its folder is kept when a test failed."""
+    """The running lab's state (4 clusters; a data plane as root or in CI); its folder is kept
+    when a test failed."""
     need_tools()
     root = Path(tempfile.mkdtemp(prefix="modelplane-lab-"))
     failed_before = request.session.testsfailed
-    state = runner.up(fleet_dir(root / "fleet"), root / "state")
+    state = runner.up(fleet_dir(root / "fleet"), root / "state", data_plane=data_plane())
     try:
         yield state
     finally:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from modelplane.lab import runner
 
 from tests.docs import pages
 from tests.docs.runner import block_env, run_block, scratch_copy
-from tests.lab.lab_fleet import need_tools
+from tests.lab.lab_fleet import data_plane, need_tools
 
 pytestmark = [pytest.mark.slow, pytest.mark.lab]
 
@@ -26,6 +27,8 @@ def test_lab_blocks_run(page, tmp_path):
     scratch = scratch_copy(tmp_path / "repo")
     state = tmp_path / "lab-state"
     env = block_env(scratch, state)
+    if not data_plane():
+        env[runner.NO_DATA_PLANE_ENV] = "0"
     try:
         for fence, output in page.runnable():
             if fence.needs != "lab":

@@ -1,4 +1,5 @@
-"""lab up / status / down on a one-cluster fleet: ready, reported, crash shown, nothing left behind."""
+"""lab up / status / down on a one-cluster fleet: ready, reported, crash shown, nothing left behind
+(with a data plane: no namespace, veth or process in it)."""
 from __future__ import annotations
 
 import os
@@ -11,10 +12,10 @@ import pytest
 import yaml
 from modelplane.cli import lab as cli
 from modelplane.kube import Client
-from modelplane.lab import runner
+from modelplane.lab import netns, runner
 from modelplane.lab.state import LabState
 
-from tests.lab.lab_fleet import SOLO, need_tools
+from tests.lab.lab_fleet import SOLO, data_plane, need_tools
 
 pytestmark = [pytest.mark.slow, pytest.mark.lab]
 
@@ -25,19 +26,32 @@ def _client(state: LabState, cluster: str) -> Client:
     return Client(info.server, pki / "ca.crt", pki / "admin.crt", pki / "admin.key")
 
 
-def test_up_status_down(tmp_path, capsys):
+def test_up_status_down(tmp_path, capsys, monkeypatch):
     need_tools()
+    if not data_plane():
+        monkeypatch.setenv(runner.NO_DATA_PLANE_ENV, "0")
     fleet = tmp_path / "fleet"
     fleet.mkdir()
     shutil.copy(SOLO / "cluster.yaml", fleet / "cluster.yaml")
     root = tmp_path / "state"
     assert cli.run(["up", str(fleet), "--state", str(root)]) == 0
     state = LabState.load(root)
+    inside: list[int] = []
     try:
         assert set(state.clusters) == {"solo"}
-        assert [c.label for c in state.components] == [
-            "etcd", "solo/kube-apiserver", "solo/kube-controller-manager", "solo/kube-scheduler", "solo/kwok",
-            "solo/lws", "standin"]
+        labels = [c.label for c in state.components]
+        if data_plane():
+            # The control plane starts beside the cluster: its two sit anywhere before the stand-in.
+            cp = ["control-plane/kube-apiserver", "control-plane/traefik"]
+            assert sorted(labels[:9]) == sorted(["etcd", "solo/kube-apiserver", "solo/kube-controller-manager",
+                                                 "solo/kube-scheduler", "solo/kwok", "solo/lws", "solo/traefik", *cp])
+            assert labels[9:] == ["standin", "engines"]
+            assert labels.index(cp[0]) < labels.index(cp[1])
+            inside = netns.pids(state.network.namespace)
+            assert len(inside) == 2   # the two Traefiks: no engine pod yet
+        else:
+            assert labels == ["etcd", "solo/kube-apiserver", "solo/kube-controller-manager", "solo/kube-scheduler",
+                              "solo/kwok", "solo/lws", "standin"]
         assert all(c.alive() for c in state.components)
         print(f"\nlab of 1 cluster ready in {state.ready_seconds} s")
 
@@ -78,4 +92,6 @@ def test_up_status_down(tmp_path, capsys):
     for comp in state.components:
         assert not comp.alive(), comp.label
     assert LabState.load(root) is None
+    assert netns.gone(root)
+    assert [pid for pid in inside if Path(f"/proc/{pid}").exists()] == []
     assert runner.down(root) == []

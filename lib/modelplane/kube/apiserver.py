@@ -1,4 +1,5 @@
-"""kube-apiserver on loopback, backed by an etcd under its own key prefix.
+"""kube-apiserver on loopback (or another local ``address``: the lab's data plane),
+backed by an etcd under its own key prefix.
 
 Serving certificate, client CA and an admin client certificate (group
 ``system:masters``) come from one CA (``pki.CA``, shareable between
@@ -34,24 +35,25 @@ class APIServer:
 
     def __init__(self, directory: Path, etcd_endpoint: str, *, name: str = "local", ca: pki.CA | None = None,
                  binary: Path | None = None, extra_args: Sequence[str] = (),
-                 timeout: float = READY_TIMEOUT) -> None:
+                 timeout: float = READY_TIMEOUT, address: str = "127.0.0.1") -> None:
         binary = binary or tools.find("kube-apiserver")
         if binary is None:
             raise ComponentError(tools.missing("kube-apiserver"))
         self.name = name
         self.directory = directory
         self.ca = ca or pki.CA(f"{name}-ca")
+        self.address = address
         files = self._pki(directory / "pki")
 
         def start() -> tuple[Process, Callable[[], bool]]:
             self.port = free_port()
-            self.url = f"https://127.0.0.1:{self.port}"
+            self.url = f"https://{address}:{self.port}"
             self.kubeconfig = kc.write(directory / "kubeconfig", kc.build(
                 name, self.url, self.ca.cert, files["admin"].cert, files["admin"].key))
             process = Process("kube-apiserver", [
                 binary,
                 f"--etcd-servers={etcd_endpoint}", f"--etcd-prefix=/registry/{name}",
-                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={self.port}",
+                f"--bind-address={address}", f"--advertise-address={address}", f"--secure-port={self.port}",
                 f"--cert-dir={directory / 'pki'}",
                 f"--tls-cert-file={self.paths['serving.crt']}", f"--tls-private-key-file={self.paths['serving.key']}",
                 f"--client-ca-file={self.paths['ca.crt']}",
@@ -74,7 +76,8 @@ class APIServer:
         """Write the CA, serving, admin and service-account files; ``self.paths`` names them."""
         pairs = {
             "ca": self.ca.pair,
-            "serving": self.ca.issue("kube-apiserver", dns=_SERVING_NAMES, ips=("127.0.0.1", "10.96.0.1"),
+            "serving": self.ca.issue("kube-apiserver", dns=_SERVING_NAMES,
+                                     ips=tuple(dict.fromkeys(("127.0.0.1", self.address, "10.96.0.1"))),
                                      server=True),
             "admin": self.ca.issue("admin", organizations=("system:masters",), client=True),
             "sa": pki.signing_key(),

@@ -76,10 +76,23 @@ podIP: {{ . | Quote }}
 podIPs:
 - ip: {{ . | Quote }}
 {{ end }}
+{{ $wait := false }}
+{{ if WAIT_FOR_ENGINE }}{{ range .spec.containers }}{{ if eq .name "engine" }}{{ $wait = true }}{{ end }}{{ end }}{{ end }}
 conditions:
-{{ range $t := list "Initialized" "ContainersReady" "Ready" "PodReadyToStartContainers" }}
+{{ range $t := list "Initialized" "PodReadyToStartContainers" }}
 - type: {{ $t }}
   status: "True"
+  lastTransitionTime: {{ $now | Quote }}
+{{ end }}
+{{ range $t := list "ContainersReady" "Ready" }}
+- type: {{ $t }}
+{{ if $wait }}
+  status: "False"
+  reason: WaitingForEngine
+  message: the lab's engine supervisor sets this from the engine's /health
+{{ else }}
+  status: "True"
+{{ end }}
   lastTransitionTime: {{ $now | Quote }}
 {{ end }}
 {{ range .spec.readinessGates }}
@@ -91,7 +104,7 @@ containerStatuses:
 {{ range .spec.containers }}
 - name: {{ .name | Quote }}
   image: {{ .image | Quote }}
-  ready: true
+  ready: {{ if and $wait (eq .name "engine") }}false{{ else }}true{{ end }}
   started: true
   restartCount: 0
   state:
@@ -166,15 +179,19 @@ _NOT_READY = {"key": '.status.conditions.[] | select( .type == "Ready" ) | .stat
               "operator": "NotIn", "values": ["True"]}
 
 
-def kwok_stages() -> list[dict]:
-    """The lifecycle kwok plays: node ready; pod running; Job pod succeeded; deleted pod gone."""
+def kwok_stages(engine_readiness: bool = False) -> list[dict]:
+    """The lifecycle kwok plays: node ready; pod running; Job pod succeeded; deleted pod gone.
+    With ``engine_readiness`` (the lab's data plane), a pod with a container named ``engine``
+    starts Running but not Ready (reason ``WaitingForEngine``): the lab's engine supervisor sets
+    ``Ready`` from the engine's ``/health``; no stage matches a Running pod, so kwok leaves it."""
+    running = _POD_RUNNING.replace("WAIT_FOR_ENGINE", "true" if engine_readiness else "false")
     return [
         _stage("lab-node-ready", "Node", [_NOT_READY], {"statusTemplate": _NODE_READY}),
         _stage("lab-pod-running", "Pod", [
             _NOT_DELETED,
             {"key": ".status.phase", "operator": "In", "values": ["Pending", ""]},
             _NOT_READY,
-        ], {"statusTemplate": _POD_RUNNING}),
+        ], {"statusTemplate": running}),
         _stage("lab-pod-succeeded", "Pod", [
             _NOT_DELETED,
             {"key": ".status.phase", "operator": "In", "values": ["Running"]},

@@ -6,8 +6,9 @@ the manifest is server-side applied to that lab cluster, the live object
 (status included) is read back from the real server, and manifests no longer
 composed are deleted when their Object's management policies allow it, as the
 provider does. ``settle`` waits until the real controllers stop moving: every
-workload observed at its generation, every pod either running, finished, or
-reported unschedulable by kube-scheduler, and nothing changed for a quiet spell.
+workload observed at its generation, every pod either running (with a data plane:
+its engine judged ready or not), finished, or reported unschedulable by
+kube-scheduler, and nothing changed for a quiet spell.
 
 ``placements`` reads back what the tests and reports need: each pod's node,
 pool, phase and the devices its allocated ResourceClaims hold.
@@ -250,6 +251,10 @@ def _snapshot(client: Client) -> tuple[tuple, bool]:
                     moving = True   # being scheduled, or bound and about to run
             if path == "/api/v1/pods" and meta.get("deletionTimestamp"):
                 moving = True
+            if path == "/api/v1/pods" and status.get("phase") == "Running" and any(
+                    c.get("type") == "Ready" and c.get("reason") == "WaitingForEngine"
+                    for c in status.get("conditions") or []):
+                moving = True   # the lab's engine supervisor has not judged its engine yet (lab.engines)
             moving |= _awaits_standin(path, obj)
     return tuple(sorted(seen)), moving
 

@@ -2,13 +2,19 @@
 
 ``up`` starts one etcd, then every cluster in its own thread (their API
 servers start side by side: most of the start-up is their CPU), then the
-lab's stand-in controller. Every process is written to the state file as soon
+lab's stand-in controller. With a data plane (the default; ``data_plane=False``
+or ``$MODELPLANE_LAB_DATA_PLANE=0`` for none) it first makes the lab's network
+namespace (``lab.netns``), binds the API servers to its host end, gives every
+node a podCIDR, starts a control-plane API server beside the clusters, and
+after them the engine supervisor (``lab.engines``) and one Traefik per API
+server (``lab.dataplane``). Every process is written to the state file as soon
 as it exists, so ``down`` can stop a half-started lab too. A failed ``up``
 stops what it started and raises with the failing component's log tail.
 """
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import sys
 import threading
@@ -21,16 +27,19 @@ from modelplane.errors import InputError
 from modelplane.kube import ApiError, ComponentError, Etcd, pki, tools
 from modelplane.kube import components as C
 from modelplane.kube.apiserver import APIServer
-from modelplane.kube.net import free_port, read_url
+from modelplane.kube.net import free_port, http_ok, read_url
 from modelplane.kube.process import Process, port_taken
-from modelplane.lab import install
+from modelplane.lab import dataplane, install, netns
 from modelplane.lab.remote import RetryingClient
-from modelplane.lab.state import ClusterInfo, Component, LabState, default_dir, rss_kib, start_ticks
+from modelplane.lab.state import ClusterInfo, Component, LabState, Network, default_dir, rss_kib, start_ticks
 from modelplane.physical import inventory
 from modelplane.validate.admission import load_dir
 
 TOOLS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "lws")
+DATA_PLANE_TOOLS = ("traefik",)
 READY_TIMEOUT = 120.0
+CONTROL_PLANE = "control-plane"
+NO_DATA_PLANE_ENV = "MODELPLANE_LAB_DATA_PLANE"   # "0": no data plane (`lab up --no-data-plane`)
 
 
 class LabError(RuntimeError):
@@ -84,43 +93,80 @@ def load_fleet(directory: Path) -> inventory.FleetInventory:
     return fleet
 
 
+def data_plane_default() -> bool:
+    """On unless ``$MODELPLANE_LAB_DATA_PLANE`` is 0 (or false, no, off)."""
+    return os.environ.get(NO_DATA_PLANE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def up(directory: Path, root: Path | None = None, *, timeout: float = READY_TIMEOUT,
-       progress: Progress | None = None) -> LabState:
+       progress: Progress | None = None, data_plane: bool | None = None) -> LabState:
     """Start the lab for the InferenceClusters in ``directory``; returns its state once every
-    cluster is ready (nodes Ready, slices published, controllers healthy)."""
+    cluster is ready (nodes Ready, slices published, controllers healthy; with a data plane,
+    every Traefik answering and its GatewayClass accepted)."""
     say = progress or (lambda _msg: None)
     fleet = load_fleet(directory)
+    data_plane = data_plane_default() if data_plane is None else data_plane
     missing = tools.missing(*TOOLS)
     if missing:
         raise LabError(f"the lab needs upstream programs: {missing}")
+    if data_plane:
+        try:
+            netns.check()
+        except netns.NetnsError as err:
+            raise LabError(f"{err}. Run as root, or start the lab without a data plane "
+                           f"(`modelplane lab up --no-data-plane`, or {NO_DATA_PLANE_ENV}=0): "
+                           "its pods then answer nothing and Gateways get unreachable addresses") from None
+        if len(fleet.clusters) > netns.MAX_CLUSTERS:
+            raise LabError(f"the lab's data plane has room for {netns.MAX_CLUSTERS} clusters, "
+                           f"not {len(fleet.clusters)}")
     root = Path(root or default_dir()).resolve()
     root.mkdir(parents=True, exist_ok=True)
     previous = LabState.load(root)
     if previous and previous.running():
         raise LabError(f"a lab is already running in {root} ({len(previous.running())} processes): "
                        f"run `modelplane lab down --state {root}` first")
-    for sub in ["etcd", *(c.name for c in fleet.clusters), *(previous.clusters if previous else {})]:
+    for sub in ["etcd", "engines", CONTROL_PLANE, *(c.name for c in fleet.clusters),
+                *(previous.clusters if previous else {})]:
         shutil.rmtree(root / sub, ignore_errors=True)
     state = LabState(directory=str(Path(directory).resolve()), root=str(root))
     state.save()
     rec = _Recorder(state)
     start = time.monotonic()
     try:
+        plan = None
+        if data_plane:
+            plan = netns.create(root)
+            ns, host_end = netns.names(root)
+            state.network = Network(namespace=ns, host_end=host_end, slot=plan.slot, host=plan.host)
+            state.save()
+            say(f"network namespace {ns}: host end {plan.host} ({host_end}), pods {plan.pods}")
+        elif os.geteuid() == 0:
+            netns.delete(root)   # what a crashed lab with a data plane left
         etcd = Etcd(root / "etcd")
         rec.add("etcd", "", etcd.process.pid, etcd.process.log, port=int(etcd.endpoint.rsplit(":", 1)[1]))
         say(f"etcd ready at {etcd.endpoint}")
         ca = pki.CA("modelplane-lab-ca")
         crds = install.workload_crds()
+        gateways = plan is not None and _gateways(say)
+        extra = dataplane.crds() if gateways else []
         deadline = start + timeout
-        _in_threads([lambda c=c, i=i: _start_cluster(rec, fleet, c, i, etcd.endpoint, ca, crds, deadline, say)
-                     for i, c in enumerate(fleet.clusters)])
+        jobs = [lambda c=c, i=i: _start_cluster(rec, fleet, c, i, etcd.endpoint, ca, crds + extra, deadline, say,
+                                                plan, gateways)
+                for i, c in enumerate(fleet.clusters)]
+        if gateways:
+            jobs.append(lambda: _start_control_plane(rec, etcd.endpoint, ca, crds + extra, deadline, say, plan))
+        _in_threads(jobs)
         _start_standin(rec, root)
+        if plan:
+            _start_engines(rec, root)
         state.ready_seconds = round(time.monotonic() - start, 1)
         state.save()
         say(f"lab ready in {state.ready_seconds} s: {', '.join(c.name for c in fleet.clusters)}")
         return state
     except BaseException:
         stop(state)
+        if state.network:
+            netns.delete(root)
         raise
 
 
@@ -142,10 +188,12 @@ def _in_threads(jobs: list[Callable[[], None]]) -> None:
         raise errors[0]
 
 
-def _start_cluster(rec: _Recorder, fleet: inventory.FleetInventory, cluster: inventory.ClusterInventory, index: int, etcd: str, ca: pki.CA,
-                   crds: list[dict], deadline: float, say: Progress) -> None:
+def _start_cluster(rec: _Recorder, fleet: inventory.FleetInventory, cluster: inventory.ClusterInventory,
+                   index: int, etcd: str, ca: pki.CA, crds: list[dict], deadline: float, say: Progress,
+                   plan: netns.Plan | None = None, gateways: bool = False) -> None:
     d = Path(rec.state.root) / cluster.name
-    api = APIServer(d, etcd, name=cluster.name, ca=ca, timeout=max(deadline - time.monotonic(), 1.0))
+    api = APIServer(d, etcd, name=cluster.name, ca=ca, timeout=max(deadline - time.monotonic(), 1.0),
+                    address=plan.host if plan else "127.0.0.1")
     rec.add("kube-apiserver", cluster.name, api.process.pid, api.process.log, port=api.port)
     say(f"{cluster.name}: kube-apiserver ready at {api.url} ({api.ready_seconds:.1f} s)")
     client = RetryingClient(api.url, api.paths["ca.crt"], api.paths["admin.crt"], api.paths["admin.key"])
@@ -158,7 +206,7 @@ def _start_cluster(rec: _Recorder, fleet: inventory.FleetInventory, cluster: inv
     _spawn(rec, cluster.name, "kube-scheduler", d,
            lambda port: (C.scheduler(sched, kubeconfig, port, d / "scheduler-certs"), {}))
     stages = d / "kwok-stages.yaml"
-    stages.write_text(C.dump_all(C.kwok_stages()))
+    stages.write_text(C.dump_all(C.kwok_stages(engine_readiness=plan is not None)))
     _spawn(rec, cluster.name, "kwok", d, lambda port: (C.kwok(kwok, kubeconfig, port, stages, node_ip), {}))
 
     t = time.monotonic()
@@ -180,15 +228,27 @@ def _start_cluster(rec: _Recorder, fleet: inventory.FleetInventory, cluster: inv
 
     _spawn(rec, cluster.name, "lws", d, lws_argv, env=C.LWS_ENV)
 
-    install.create_all(client, inventory.cluster_objects(fleet, cluster))
+    objects = inventory.cluster_objects(fleet, cluster)
+    if plan:
+        objects = _with_pod_cidrs(objects, plan, index)
+    if gateways:
+        objects.append(dataplane.gateway_class(cluster.name))
+    install.create_all(client, objects)
     secret = d / "kubeconfig-secret.yaml"
     secret.write_text(C.dump_all([inventory.kubeconfig_secret(cluster, kubeconfig.read_text())]))
     rec.cluster(ClusterInfo(name=cluster.name, server=api.url, kubeconfig=str(kubeconfig), secret=str(secret),
-                            secret_ref=dict(cluster.secret_ref), node_ip=node_ip))
+                            secret_ref=dict(cluster.secret_ref), node_ip=node_ip,
+                            gateway=plan.gateway(index) if gateways else "",
+                            pods=plan.cluster_pods(index) if plan else ""))
+    if gateways:
+        _start_traefik(rec, cluster.name, d, kubeconfig, plan.gateway(index))
     t = time.monotonic()
     _wait_ready(rec, cluster, client, deadline)
-    say(f"{cluster.name}: ready: {sum(p.node_count for p in cluster.pools)} nodes, controllers healthy "
-        f"({time.monotonic() - t:.1f} s after the lab objects)")
+    if gateways:
+        _wait_data_plane(rec, cluster.name, client, plan.gateway(index), deadline)
+    say(f"{cluster.name}: ready: {sum(p.node_count for p in cluster.pools)} nodes, controllers healthy"
+        + (f", Traefik on {plan.gateway(index)}:{dataplane.HTTP_PORT}" if gateways else "")
+        + f" ({time.monotonic() - t:.1f} s after the lab objects)")
 
 
 def _spawn(rec: _Recorder, cluster: str, name: str, d: Path,
@@ -207,6 +267,87 @@ def _start_standin(rec: _Recorder, root: Path) -> None:
     argv = [sys.executable, "-m", "modelplane.lab.standin", str(root)]
     proc = Process("standin", argv, root / "standin.log")
     rec.add("standin", "", proc.pid, proc.log)
+
+
+# --- the data plane -------------------------------------------------------------
+
+
+def _gateways(say: Progress) -> bool:
+    """Can the lab run Traefik (its binary built, the Gateway API CRDs it needs vendored)?"""
+    missing = tools.missing(*DATA_PLANE_TOOLS)
+    if not missing:
+        try:
+            dataplane.crds()
+        except FileNotFoundError as err:
+            missing = str(err)
+    if missing:
+        say(f"no gateway data plane (engines only): {missing}")
+    return not missing
+
+
+def _with_pod_cidrs(objects: list[dict], plan: netns.Plan, index: int) -> list[dict]:
+    """The cluster's objects with a podCIDR on every Node (kwok gives a pod an IP from its node's)."""
+    out, j = [], 0
+    for obj in objects:
+        if obj.get("kind") == "Node":
+            cidr = plan.node_pods(index, j)
+            j += 1
+            obj = {**obj, "spec": {**(obj.get("spec") or {}), "podCIDR": cidr, "podCIDRs": [cidr]}}
+        out.append(obj)
+    return out
+
+
+def _start_traefik(rec: _Recorder, cluster: str, d: Path, kubeconfig: Path, gateway_ip: str) -> None:
+    ns = rec.state.network.namespace
+    netns.add(ns, gateway_ip)
+    argv = netns.command(ns, dataplane.traefik(tools.find("traefik"), gateway_ip))
+    proc = Process("traefik", argv, d / "traefik.log", env=dataplane.traefik_env(kubeconfig))
+    rec.add("traefik", cluster, proc.pid, proc.log, port=dataplane.HTTP_PORT, ping=dataplane.PING_PORT)
+
+
+def _start_control_plane(rec: _Recorder, etcd: str, ca: pki.CA, crds: list[dict], deadline: float,
+                         say: Progress, plan: netns.Plan) -> None:
+    """An API server for the control plane's routes (Gateway API kinds, ``modelplane-lab``, a Traefik).
+    No controller manager: the control plane's Services are selector-less, with EndpointSlices
+    written beside them, which Traefik reads as they are."""
+    name = CONTROL_PLANE
+    d = Path(rec.state.root) / name
+    api = APIServer(d, etcd, name=name, ca=ca, timeout=max(deadline - time.monotonic(), 1.0), address=plan.host)
+    rec.add("kube-apiserver", name, api.process.pid, api.process.log, port=api.port)
+    say(f"{name}: kube-apiserver ready at {api.url} ({api.ready_seconds:.1f} s)")
+    client = RetryingClient(api.url, api.paths["ca.crt"], api.paths["admin.crt"], api.paths["admin.key"])
+    gateway_crds = [c for c in crds if c["spec"]["group"] == "gateway.networking.k8s.io"]
+    install.install_crds(client, gateway_crds, timeout=max(deadline - time.monotonic(), 1.0))
+    install.create_all(client, [dataplane.gateway_class(name)])
+    info = ClusterInfo(name=name, server=api.url, kubeconfig=str(api.kubeconfig), secret="",
+                       gateway=plan.control_plane_gateway)
+    with rec.lock:
+        rec.state.control_plane = info
+        rec.state.save()
+    _start_traefik(rec, name, d, Path(api.kubeconfig), plan.control_plane_gateway)
+    _wait_data_plane(rec, name, client, plan.control_plane_gateway, deadline)
+    say(f"{name}: ready: Traefik on {plan.control_plane_gateway}:{dataplane.HTTP_PORT}")
+
+
+def _start_engines(rec: _Recorder, root: Path) -> None:
+    argv = [sys.executable, "-m", "modelplane.lab.engines", str(root)]
+    proc = Process("engines", argv, root / "engines.log")
+    rec.add("engines", "", proc.pid, proc.log)
+
+
+def _wait_data_plane(rec: _Recorder, cluster: str, client, gateway_ip: str, deadline: float) -> None:
+    """Traefik answers /ping and has accepted the lab's GatewayClass."""
+    comp = rec.state.find("traefik", cluster)
+    while True:
+        if not comp.alive():
+            raise LabError(f"{comp.label} exited during start-up (log: {comp.log}):\n{comp.tail()}")
+        gc = client.get(f"/apis/{dataplane.GATEWAY_API}/gatewayclasses/{dataplane.GATEWAY_CLASS}")
+        if http_ok(dataplane.ping_url(gateway_ip)) and dataplane.class_accepted(gc):
+            return
+        if time.monotonic() > deadline:
+            raise LabError(f"{comp.label} did not accept GatewayClass {dataplane.GATEWAY_CLASS} in time "
+                           f"(log: {comp.log}):\n{comp.tail()}")
+        time.sleep(0.2)
 
 
 # --- readiness ----------------------------------------------------------------
@@ -258,7 +399,8 @@ def _wait_ready(rec: _Recorder, cluster: inventory.ClusterInventory, client, dea
             # A free port can be taken by another program between our pick and its bind: pick again.
             # (Here, not kube.process.start_ready: the controllers start side by side and are
             # awaited in this one loop, with the nodes.)
-            if port_taken(comp.tail(5)) and retries.get(comp.label, 0) < BIND_RETRIES:
+            if (port_taken(comp.tail(5)) and retries.get(comp.label, 0) < BIND_RETRIES
+                    and comp.label in rec.makers):
                 retries[comp.label] = retries.get(comp.label, 0) + 1
                 rec.drop(comp)
                 rec.makers[comp.label]()
@@ -323,15 +465,18 @@ def stop(state: LabState) -> list[str]:
 
 
 def down(root: Path | None = None) -> list[str]:
-    """Stop the lab in ``root``; its logs stay, its etcd data and state file go."""
+    """Stop the lab in ``root``; its logs stay, its etcd data, state file and network namespace go
+    (a namespace a crashed lab left is removed too, state file or not)."""
     root = Path(root or default_dir())
     state = LabState.load(root)
     if state is None:
+        netns.delete(root)
         return []
     stopped = stop(state)
     left = [c.label for c in state.components if c.alive()]
     if left:
         raise LabError(f"still running after stop: {', '.join(left)}")
+    netns.delete(root)
     shutil.rmtree(root / "etcd" / "data", ignore_errors=True)
     state.path.unlink(missing_ok=True)
     return stopped

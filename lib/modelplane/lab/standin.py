@@ -11,7 +11,12 @@ nothing more, labelled as such in every condition message:
 - Service of type LoadBalancer: ``status.loadBalancer.ingress[0].ip``.
 
 Addresses come from 100.64.<cluster index>.0/24 (shared address space, never
-routed here): no traffic can reach them; the lab has no data plane.
+routed here): no traffic can reach them.
+
+With the lab's data plane, Traefik serves the GatewayClass ``modelplane-lab``
+(``lab.dataplane``) and writes the status of it and of its Gateways itself: the
+stand-in leaves both alone and keeps answering every other class (Envoy
+Gateway's, which Modelplane composes) and LoadBalancer Services.
 
 Run by ``lab up`` as ``python -m modelplane.lab.standin STATE_DIR``; it polls
 every cluster of the state file once a second. The status builders are pure.
@@ -29,6 +34,7 @@ from modelplane.kube import ApiError, Client
 from modelplane.lab.state import LabState
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
+SERVED_ELSEWHERE = frozenset({"modelplane-lab"})   # GatewayClasses whose controller runs (lab.dataplane)
 MESSAGE = "modelplane lab stand-in (no data plane)"
 INTERVAL = 1.0
 
@@ -134,6 +140,8 @@ def sweep(client: Client, cluster_index: int) -> int:
     now = _now()
     written = 0
     for gc in _items(client, f"/apis/{GATEWAY_API}/gatewayclasses"):
+        if gc["metadata"]["name"] in SERVED_ELSEWHERE:
+            continue
         st = gatewayclass_status(gc, now)
         if st:
             _patch_status(client, gc, st, GATEWAY_API, "GatewayClass")
@@ -143,6 +151,8 @@ def sweep(client: Client, cluster_index: int) -> int:
     routes = _items(client, f"/apis/{GATEWAY_API}/httproutes") if gateways else []
     taken = _taken(gateways, services)
     for gw in gateways:
+        if (gw.get("spec") or {}).get("gatewayClassName") in SERVED_ELSEWHERE:
+            continue
         ip = address(cluster_index, taken)
         st = gateway_status(gw, ip, _routes_to(routes, gw), now)
         if st:

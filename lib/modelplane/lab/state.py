@@ -2,7 +2,9 @@
 
 ``<state>/lab.json`` records, per component, its pid, the kernel's start time
 of that pid (so a recycled pid is never mistaken for ours), its port and log.
-``lab status`` and ``lab down`` work from this file alone, from any shell.
+``lab status`` and ``lab down`` work from this file alone, from any shell. With a
+data plane it also names the network namespace (``network``), each cluster's
+gateway address and pod range, and the control-plane API server (``control_plane``).
 """
 from __future__ import annotations
 
@@ -107,6 +109,18 @@ class ClusterInfo:
     secret: str              # the kubeconfig Secret manifest (existing.kubeconfigSecretRef's shape)
     secret_ref: dict[str, str] = field(default_factory=dict)
     node_ip: str = ""
+    gateway: str = ""        # its Traefik's address in the lab's network namespace ("" without a data plane)
+    pods: str = ""           # the pod range of its nodes' podCIDRs
+
+
+@dataclass
+class Network:
+    """The lab's data plane (``lab.netns``): the namespace, the host end of its veth, the slot."""
+
+    namespace: str
+    host_end: str
+    slot: int
+    host: str                # the host end's address: the lab's API servers listen here
 
 
 @dataclass
@@ -116,6 +130,8 @@ class LabState:
     components: list[Component] = field(default_factory=list)
     clusters: dict[str, ClusterInfo] = field(default_factory=dict)
     ready_seconds: float | None = None
+    network: Network | None = None                   # None: no data plane (``lab up --no-data-plane``)
+    control_plane: ClusterInfo | None = None         # the control-plane API server (with a data plane)
 
     @property
     def path(self) -> Path:
@@ -138,8 +154,10 @@ class LabState:
             raise ValueError(f"{path}: not a lab state file ({err}); remove it after stopping its processes") from None
         comps = [Component(**c) for c in data.get("components") or []]
         clusters = {k: ClusterInfo(**v) for k, v in (data.get("clusters") or {}).items()}
+        network = Network(**data["network"]) if data.get("network") else None
+        cp = ClusterInfo(**data["control_plane"]) if data.get("control_plane") else None
         return cls(directory=data.get("directory", ""), root=str(root), components=comps, clusters=clusters,
-                   ready_seconds=data.get("ready_seconds"))
+                   ready_seconds=data.get("ready_seconds"), network=network, control_plane=cp)
 
     def running(self) -> list[Component]:
         return [c for c in self.components if c.alive()]
