@@ -228,7 +228,7 @@ def _served(e2e, refs: list[dict]) -> dict[tuple[str, str, str, str], dict]:
     for api, kind in sorted({(r["apiVersion"], r["kind"]) for r in refs}):
         group, _, version = api.rpartition("/")
         # kubectl reads KIND.VERSION.GROUP; the core group (a Service) has none: its kind alone.
-        resource = ".".join((kind.lower(), version, group)) if group else kind.lower()
+        resource = f"{kind.lower()}.{version}.{group}" if group else kind.lower()
         for o in e2e.get(resource, "-A")["items"]:
             out[(*parity.ref_key(api, kind, o["metadata"]["name"]), o["metadata"].get("namespace", ""))] = o
     return out

@@ -24,6 +24,8 @@ def parser() -> argparse.ArgumentParser:
     u = sub.add_parser("up", help="start one cluster per InferenceCluster in DIR")
     u.add_argument("directory", metavar="DIR", type=Path, help="manifests with InferenceClusters and InferenceClasses")
     u.add_argument("--state", type=Path, default=None, help=state_help)
+    u.add_argument("--no-data-plane", action="store_true",
+                   help="no network namespace, no Traefik, no engines (no root needed; nothing answers requests)")
     u.add_argument("--timeout", type=float, default=lab.READY_TIMEOUT, metavar="S",
                    help=f"give up when not ready after S seconds (default {lab.READY_TIMEOUT:.0f})")
     s = sub.add_parser("status", help="every lab process: pid, alive, port, memory; a crashed one with its log")
@@ -52,7 +54,8 @@ def _up(args, out: TextIO, err: TextIO) -> int:
         return 2
     try:
         state = lab.up(args.directory, args.state, timeout=args.timeout,
-                          progress=lambda msg: print(msg, file=out, flush=True))
+                       data_plane=False if args.no_data_plane else None,
+                       progress=lambda msg: print(msg, file=out, flush=True))
     except InputError as e:
         print(f"modelplane lab up: {e}", file=err)
         return 2
@@ -64,6 +67,12 @@ def _up(args, out: TextIO, err: TextIO) -> int:
         print(f"  {name}: kubeconfig {info.kubeconfig}", file=out)
         ref = info.secret_ref
         print(f"  {' ' * len(name)}  Secret {ref['namespace']}/{ref['name']} (key {ref['key']}): {info.secret}", file=out)
+        if info.gateway:
+            print(f"  {' ' * len(name)}  gateway http://{info.gateway}/ (Traefik, GatewayClass {lab.GATEWAY_CLASS})",
+                  file=out)
+    if state.control_plane is not None:
+        print(f"  control plane: kubeconfig {state.control_plane.kubeconfig}, gateway http://"
+              f"{state.control_plane.gateway}/", file=out)
     return 0
 
 

@@ -20,7 +20,7 @@ from modelplane.render import FunctionPool, RenderError, reader
 from modelplane.simulate import report, scenario
 from modelplane.simulate.loop import load
 
-VIEWS = ("placements", "conditions", "capacity", "timeline", "resources", "all")
+VIEWS = ("placements", "conditions", "capacity", "routes", "timeline", "resources", "all")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,7 +33,9 @@ def parser() -> argparse.ArgumentParser:
                    help="what to print (default: placements; 'capacity': devices used per pool and every "
                         "Pending pod with its reason; 'timeline': after every reconcile round, the clock, each "
                         "ModelDeployment's ready/desired/updated replicas and each ModelService's routed ready "
-                        "endpoints; 'resources' prints a YAML stream)")
+                        "endpoints; 'routes': per ModelService and replica, the URL, the weights and the "
+                        "backends its routes resolve to, and with --lab one live answer; 'resources' prints a "
+                        "YAML stream)")
     p.add_argument("--scenario", type=Path, metavar="FILE",
                    help="after DIR settles, play the steps of FILE (apply, delete, cluster, advance, settle)")
     p.add_argument("-o", "--output", choices=("text", "json"), default="text",
@@ -70,6 +72,12 @@ def load_hardware(path: Path) -> dict[str, dict]:
     if not out:
         raise InputError("--hardware", f"{path} holds no InferenceClass; list the classes whose real devices differ")
     return out
+
+
+def _probe():
+    """One live answer through a URL the lab's data plane serves (GET <url>v1/models)."""
+    from modelplane.lab import probe
+    return probe
 
 
 def _lab(state: str, hardware: dict | None) -> dict:
@@ -152,6 +160,8 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
         if args.show in ("capacity", "all"):
             print(file=out)
             print("\n".join(report.capacity(sim.physical)), file=out)
+        if args.show == "routes":
+            print("\n".join(report.routes(world, _probe() if args.lab is not None else None)), file=out)
         if args.show == "all":
             print(file=out)
             out.write(report.resources(world))

@@ -27,6 +27,8 @@ from typing import Any
 
 from modelplane.errors import InputError
 from modelplane.kube import ApiError
+from modelplane.lab.controlplane import LabControlPlane
+from modelplane.lab.dataplane import GATEWAY_CLASS
 from modelplane.lab.remote import Remote
 from modelplane.lab.state import default_dir
 from modelplane.labels import POOL
@@ -163,6 +165,10 @@ class LabPhysical:
     def __init__(self, remote: Remote, *, reset: bool = True) -> None:
         self.remote = remote
         self.clusters: dict[str, LabCluster] = {}
+        # With a data plane: the control plane's routes, Services and Gateway go to the lab's
+        # control-plane API server and its Traefik (simulate.sync asks it for their status).
+        cp = remote.state.control_plane
+        self.control_plane = LabControlPlane(cp) if cp is not None and remote.state.network is not None else None
         self.unsettled: set[str] = set()
         self.syncs = 0
         self.seconds = {"reset": 0.0, "apply": 0.0, "settle": 0.0, "read": 0.0}
@@ -173,11 +179,26 @@ class LabPhysical:
                 self.reset(name, wait=False)
             for name in names:
                 self.reset(name)
+            if self.control_plane is not None:
+                self.control_plane.reset()
             self.seconds["reset"] += time.monotonic() - start
 
     @classmethod
     def load(cls, root: Path, *, reset: bool = True) -> LabPhysical:
         return cls(Remote.load(root), reset=reset)
+
+    def adopt(self, xr: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The lab serves every gateway with its own data plane (Traefik, GatewayClass
+        ``modelplane-lab``), through the API's bring-your-own-gateway fields: an InferenceCluster
+        or the InferenceGateway that names no class gets the lab's (one that names one keeps it)."""
+        if self.remote.state.network is None:
+            return xr
+        kind, spec = xr.get("kind"), xr.get("spec") or {}
+        if kind == "InferenceCluster" and not (spec.get("gateway") or {}).get("className"):
+            return {**xr, "spec": {**spec, "gateway": {**(spec.get("gateway") or {}), "className": GATEWAY_CLASS}}}
+        if kind == "InferenceGateway" and not spec.get("gatewayClassName") and self.control_plane is not None:
+            return {**xr, "spec": {**spec, "gatewayClassName": GATEWAY_CLASS}}
+        return xr
 
     # ----- the interface of simulate's Physical ---------------------------------------------
     def sync(self, name: str, hardware: Any, hardware_key: str, manifests: Mapping[RemoteKey, Mapping[str, Any]],

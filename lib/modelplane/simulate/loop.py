@@ -296,8 +296,11 @@ def load(directory: Path, pool: FunctionPool, **options: Any) -> Simulator:
     """A Simulator of every manifest under ``directory``, nothing reconciled yet."""
     xrs, others = load_dir(directory)
     world = World(others=others)
+    # A physical fleet may have to adapt what it is given (the lab's clusters serve their gateways
+    # with the lab's own data plane: modelplane.lab.backend.LabPhysical.adopt).
+    adopt = getattr(options.get("physical"), "adopt", None)
     for obj in xrs:
-        world.apply(obj)
+        world.apply(adopt(obj) if adopt else obj)
     return Simulator(world, pool, **options)
 
 

@@ -5,6 +5,8 @@ clusters), so tests compare lines.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from modelplane import conditions as C
 from modelplane.physical.simulated import Physical
 from modelplane.render import yamlout
@@ -154,3 +156,61 @@ def summary_counts(world: World) -> dict[str, tuple[int, int]]:
         r, t = out.get(kind, (0, 0))
         out[kind] = (r + (1 if ready and ready.get("status") == "True" else 0), t + 1)
     return out
+
+
+Probe = Callable[[str], str]
+
+
+def routes(world: World, probe: Probe | None = None) -> list[str]:
+    """Per ModelService: its URL and what its routes send to (per endpoint: its weight, the
+    cluster gateway or provider it goes through, the replica backends the cluster route picks);
+    per deployment: each replica's own URL. ``probe`` (``simulate --lab``) asks one URL for a
+    live answer; without it the ANSWER column says ``-``."""
+    rows: list[list[str]] = []
+    for key in world.ordered():
+        kind, ns, name = key
+        if kind != "ModelService":
+            continue
+        state = world.xrs[key]
+        status = state.obj.get("status") or {}
+        url = status.get("address", "")
+        rows.append([f"{ns}/{name}", url + "/" if url else "-", "", "", "", _answer(probe, url)])
+        hops = _cluster_hops(state.composed)
+        for e in status.get("endpoints") or []:
+            endpoint = world.xrs.get(("ModelEndpoint", ns, e.get("name", "")))
+            spec = (endpoint.obj.get("spec") or {}) if endpoint else {}
+            replica = spec.get("replica") or {}
+            via = spec.get("url", "-")
+            refs = [r.get("name", "") for r in replica.get("backendRefs") or []]
+            picked = [n for n in refs if n in hops.get(replica.get("cluster", ""), set())]
+            rows.append([f"  {e.get('name', '')}", via, str(e.get("weight", 0)), replica.get("cluster", "external"),
+                         ", ".join(picked) or ("-" if replica else "(provider)"), ""])
+    for key in world.ordered():
+        kind, ns, name = key
+        if kind != "ModelDeployment":
+            continue
+        for p in sorted(((world.xrs[key].obj.get("status") or {}).get("placements") or []),
+                        key=lambda p: p.get("index") or 0):
+            url = _endpoint_url(world, ns, p.get("name", ""))
+            rows.append([f"{ns}/{name}/{p.get('index')}", url, "", p.get("cluster", "-"), "", _answer(probe, url)])
+    return _table(["ROUTE", "URL", "WEIGHT", "CLUSTER", "BACKENDS", "ANSWER"], rows)
+
+
+def _cluster_hops(composed: dict[str, dict]) -> dict[str, set[str]]:
+    """Cluster -> the backend names the service's route on that cluster carries (as observed)."""
+    out: dict[str, set[str]] = {}
+    for name, obj in composed.items():
+        if not name.startswith("route-") or obj.get("kind") != "Object":
+            continue
+        manifest = ((obj.get("status") or {}).get("atProvider") or {}).get("manifest") or \
+            ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        names = {r.get("name", "") for rule in (manifest.get("spec") or {}).get("rules") or []
+                 for r in rule.get("backendRefs") or []}
+        out[name.removeprefix("route-")] = names
+    return out
+
+
+def _answer(probe: Probe | None, url: str) -> str:
+    if probe is None or not url or url == "-":
+        return "-"
+    return probe(url)

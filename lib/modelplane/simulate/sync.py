@@ -106,7 +106,12 @@ class ClusterSync:
         return name not in self.unready and meta.get("name") not in self.unready
 
     def control_plane_status(self, name: str, obj: dict, previous: dict | None) -> dict:
-        """The status the control plane's controllers report for composed resource ``name``."""
+        """The status the control plane's controllers report for composed resource ``name``:
+        read back from the lab's control plane when it holds such objects (``simulate --lab``
+        with a data plane), else the model's."""
+        real = getattr(self.physical, "control_plane", None)
+        if real is not None and real.holds(obj) and self.ready(name, obj):
+            return health.restamp(real.status(obj), previous)
         place = health.Place("control-plane", self.world.now(), self.book)
         status = health.composed_status(obj, place, ready=self.ready(name, obj))
         return health.restamp(status, previous)
