@@ -30,9 +30,9 @@ and a control-plane API server with its own Traefik stands beside the clusters.
 
 Other packages use the lab through the names below only (a test checks it).
 """
-from modelplane.lab import probe
 from modelplane.lab.backend import LabMismatch, LabPhysical, open_lab, warnings
 from modelplane.lab.dataplane import GATEWAY_CLASS
+from modelplane.lab.probe import probe
 from modelplane.lab.remote import Remote
 from modelplane.lab.runner import NO_DATA_PLANE_ENV, READY_TIMEOUT, LabError, down, status, up
 from modelplane.lab.standin import sweep
