@@ -278,7 +278,11 @@ def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIM
     state = state.resolve()
     fleet.rewrite(platform, state / "fleet")
     t = time.monotonic()
-    lab = lab_up(state / "fleet", state / "lab", progress=lambda m: log(f"  lab: {m}"))
+    # No data plane: Crossplane composes the examples as written (Envoy Gateway's class), which
+    # is what simulate --lab must agree with; with one, simulate --lab would give every gateway
+    # the lab's class (lab.backend.LabPhysical.adopt). Requests through real Crossplane's routes
+    # are not sent yet (docs/e2e-crossplane.md).
+    lab = lab_up(state / "fleet", state / "lab", progress=lambda m: log(f"  lab: {m}"), data_plane=False)
     lab_seconds = round(time.monotonic() - t, 1)
     try:
         sim_seconds = None
