@@ -171,8 +171,13 @@ def without_known_differences(kind: str, spec: Mapping[str, Any]) -> dict:
     - a provider-helm Release's ``forProvider.chart.pullSecretRef: {name: ""}``: provider-helm
       v1.3.0 declares it as a struct with ``omitempty`` (``apis/namespaced/release/v1beta1/types.go:51``),
       which Go's encoding/json never omits, so the provider's first update of the Release (its
-      finalizer) writes it; nothing composes or reads it."""
+      finalizer) writes it; nothing composes or reads it;
+    - a Service's ``clusterIP``/``clusterIPs``: the API server allocates them, a different one
+      for the live object and for the dry-run that defaults simulate's copy."""
     out = json.loads(json.dumps(spec))
+    if kind == "Service":
+        out.pop("clusterIP", None)
+        out.pop("clusterIPs", None)
     if kind == "ModelReplica" and isinstance(out.get("order"), str):
         out["order"] = _CREATED.sub("<creationTimestamp>/", out["order"])
     chart = (out.get("forProvider") or {}).get("chart") if kind == "Release" else None
