@@ -10,50 +10,13 @@ from __future__ import annotations
 import collections
 import http.client
 import json
-import shutil
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import yaml
-from modelplane.lab.backend import LabPhysical
-from modelplane.lab.remote import Remote
-from modelplane.simulate.loop import simulate
-from modelplane.validate.admission import load_dir
 
-from tests.lab.lab_fleet import need_data_plane
+from tests.lab.traffic_fleet import ANSWERED_BY, CLUSTERS, who
 
 pytestmark = [pytest.mark.slow, pytest.mark.lab]
-
-HERE = Path(__file__).resolve().parent
-MODELS = HERE / "fleets" / "traffic"
-CLUSTERS = ("solo", "onprem-west")
-ANSWERED_BY = "X-Modelplane-Answered-By"
-
-
-def _fleet(lab, target: Path) -> Path:
-    """The traffic models on two of the lab's own clusters (with their classes)."""
-    xrs, _ = load_dir(Path(lab.directory))
-    keep = [d for d in xrs if d.get("kind") == "InferenceClass"
-            or (d.get("kind") == "InferenceCluster" and d["metadata"]["name"] in CLUSTERS)]
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "clusters.yaml").write_text(yaml.safe_dump_all(keep, sort_keys=False))
-    shutil.copy(MODELS / "models.yaml", target / "models.yaml")
-    return target
-
-
-@pytest.fixture(scope="module")
-def traffic(lab, tmp_path_factory):
-    need_data_plane(lab)
-    directory = _fleet(lab, tmp_path_factory.mktemp("traffic"))
-    world, outcome, sim = simulate(directory, physical=LabPhysical(Remote(lab)))
-    assert outcome.converged, outcome.still_changing
-    return world, sim
-
-
-def _who(header: str) -> dict[str, str]:
-    return dict(part.split("=", 1) for part in header.split(",") if "=" in part)
-
 
 def _post(url: str, body: dict, timeout: float = 10.0) -> tuple[int, dict, str]:
     parts = urlsplit(url)
@@ -62,7 +25,7 @@ def _post(url: str, body: dict, timeout: float = 10.0) -> tuple[int, dict, str]:
         conn.request("POST", parts.path, json.dumps(body), {"Content-Type": "application/json"})
         rsp = conn.getresponse()
         raw = rsp.read().decode()
-        return rsp.status, _who(rsp.getheader(ANSWERED_BY) or ""), raw
+        return rsp.status, who(rsp.getheader(ANSWERED_BY) or ""), raw
     finally:
         conn.close()
 

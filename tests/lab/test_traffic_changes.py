@@ -22,7 +22,8 @@ from modelplane.simulate.loop import load
 from modelplane.validate.admission import admitted
 
 from tests.lab.lab_fleet import need_data_plane
-from tests.lab.test_traffic import ANSWERED_BY, _fleet, _who
+from tests.lab.traffic_fleet import ANSWERED_BY, who
+from tests.lab.traffic_fleet import fleet as _fleet
 
 pytestmark = [pytest.mark.slow, pytest.mark.lab]
 
@@ -51,7 +52,7 @@ class Client(threading.Thread):
                 if rsp.status != 200:
                     self.failures.append(f"{rsp.status}")
                 else:
-                    self.answers.append(_who(rsp.getheader(ANSWERED_BY) or ""))
+                    self.answers.append(who(rsp.getheader(ANSWERED_BY) or ""))
             except OSError as err:
                 self.failures.append(repr(err))
             finally:
