@@ -13,10 +13,24 @@ import json
 from urllib.parse import urlsplit
 
 import pytest
+from modelplane.lab.backend import LabPhysical
+from modelplane.lab.remote import Remote
+from modelplane.simulate.loop import simulate
 
+from tests.lab.lab_fleet import need_data_plane
 from tests.lab.traffic_fleet import ANSWERED_BY, CLUSTERS, who
+from tests.lab.traffic_fleet import fleet as _fleet
 
 pytestmark = [pytest.mark.slow, pytest.mark.lab]
+
+@pytest.fixture(scope="module")
+def traffic(lab, tmp_path_factory):
+    need_data_plane(lab)
+    directory = _fleet(lab, tmp_path_factory.mktemp("traffic"))
+    world, outcome, sim = simulate(directory, physical=LabPhysical(Remote(lab)))
+    assert outcome.converged, outcome.still_changing
+    return world, sim
+
 
 def _post(url: str, body: dict, timeout: float = 10.0) -> tuple[int, dict, str]:
     parts = urlsplit(url)
