@@ -37,6 +37,10 @@ from modelplane.simulate.tracking import Changes
 from modelplane.simulate.world import CLUSTER_KIND, Key, World, key_of, without_status
 from modelplane.validate.admission import is_xr
 
+# A render that failed for another reason than a function's fatal result is retried this often.
+RETRIES = 3
+FATAL_RESULT = "returned a fatal result"
+
 # What a wave renders: an XR's inputs and the selectors its render read, or why it cannot render.
 Job = tuple[RenderInputs, list[tuple[Selector, str]]] | str
 
@@ -55,6 +59,7 @@ class Reconciler:
         self.timeout = timeout
         # child XR -> (its live object, resource name, the view its parent observes)
         self._views: dict[Key, tuple[dict, str, dict]] = {}
+        self._retries: dict[Key, int] = {}   # XR -> renders that failed in a row (not a function's fatal)
 
     def start(self, pool: FunctionPool) -> None:
         """Start every function the Compositions name at once, so their start-ups overlap."""
@@ -134,7 +139,14 @@ class Reconciler:
         self.changes.read(key, reads)
         if isinstance(result, str):
             state.fatal = result
+            # A render that failed on its way (a function process slow to start or answer on a busy
+            # machine) is tried again next round, as Crossplane requeues; a function's own fatal
+            # result is an answer, not a failure. Never more than RETRIES in a row.
+            if FATAL_RESULT not in result and self._retries.get(key, 0) < RETRIES:
+                self._retries[key] = self._retries.get(key, 0) + 1
+                self.changes.mark(key)
             return
+        self._retries.pop(key, None)
         state.fatal = None
         old_status = state.obj.get("status") or {}
         status = health.restamp(_stamped(result.xr.get("status") or {}, self.world.now()), old_status)
