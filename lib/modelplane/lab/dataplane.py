@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modelplane import paths
+from modelplane.lab import install
 from modelplane.physical.inventory import LAB_LABEL
-from modelplane.render import reader
 
 GATEWAY_CLASS = "modelplane-lab"
 CONTROLLER = "traefik.io/gateway-controller"
@@ -43,16 +42,8 @@ DATA_PLANE_CRDS = (
 
 
 def crds(root: Path | None = None) -> list[dict]:
-    """The documents of ``DATA_PLANE_CRDS``; a missing file is an error naming it."""
-    root = Path(root) if root else paths.crds_dir()
-    out = []
-    for rel in DATA_PLANE_CRDS:
-        path = root / rel
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: upstream CRD missing (Traefik's gateway provider needs it); "
-                                    f"restore schemas/upstream or set $MODELPLANE_CRDS")
-        out.append(reader.load_one(path.read_text(encoding="utf-8")))
-    return out
+    """The documents of ``DATA_PLANE_CRDS``."""
+    return install.load_crds(DATA_PLANE_CRDS, "Traefik's gateway provider needs it", root)
 
 
 def gateway_class(cluster: str) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +27,23 @@ WORKLOAD_CRDS = (
 CRD_API = "apiextensions.k8s.io/v1"
 
 
-def workload_crds(root: Path | None = None) -> list[dict]:
-    """The CRD documents of ``WORKLOAD_CRDS``; a missing file is an error naming it."""
+def load_crds(files: Sequence[str], why: str, root: Path | None = None) -> list[dict]:
+    """The CRD documents of ``files`` (under ``root``, default the vendored ones); a missing file
+    is an error naming it and ``why`` the lab needs it."""
     root = Path(root) if root else paths.crds_dir()
     out = []
-    for rel in WORKLOAD_CRDS:
+    for rel in files:
         path = root / rel
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: upstream CRD missing (the lab installs it into every cluster); "
+            raise FileNotFoundError(f"{path}: upstream CRD missing ({why}); "
                                     f"restore schemas/upstream or set $MODELPLANE_CRDS")
         out.append(reader.load_one(path.read_text(encoding="utf-8")))
     return out
+
+
+def workload_crds(root: Path | None = None) -> list[dict]:
+    """The CRD documents of ``WORKLOAD_CRDS``."""
+    return load_crds(WORKLOAD_CRDS, "the lab installs it into every cluster", root)
 
 
 def create(client: Client, obj: Mapping[str, Any]) -> dict | None:
