@@ -176,6 +176,13 @@ CASES = [
          "spec.engines[0].members[0].nodeSelector.devices[0].selectors[0].cel", "10240"),
     Case("misspelled field", edit(md(), lambda d: d["spec"]["engines"][0].update(copys=2)),
          "spec.engines[0].copys", "unknown field"),
+    # A missing, null (dropped, then missing) or unsupported value: kube-apiserver then runs
+    # no rule (they would read what is not there) and says so once, at no field.
+    Case("engines missing", edit(md(), lambda d: d["spec"].pop("engines")), "spec.engines", "Required value"),
+    Case("engines null", edit(md(), lambda d: d["spec"].update(engines=None)), "spec.engines", "Required value"),
+    Case("unsupported value beside a failing rule", md(strategy={"type": "Sometimes",
+                                                                 "rollingUpdate": {"maxSurge": "25"}}),
+         "spec.strategy.type", "Unsupported value"),
     # Rollout strategy and failover.
     Case("rolling update with a percentage", md(strategy={"type": "RollingUpdate",
                                                           "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},

@@ -5,8 +5,10 @@ Installed: every vendored upstream CRD and the CRDs our XRDs become
 
 - every example is admitted by `kubectl apply`;
 - every corpus manifest gets the server's verdict (dry-run create, strict field
-  validation) and `modelplane validate`'s, with the field paths of each
-  rejection: both must agree;
+  validation) and `modelplane validate`'s: both must agree on the verdict and, for
+  a rejection, on every error's field path and type (a Status cause's reason,
+  ``FieldValueRequired``...; the "some validation rules were not checked" error
+  included), and on the text where the server's is stable (``TEXT_STABLE``);
 - `kubectl scale` and `kubectl get md,mr,ic` use our scale subresource and
   printer columns;
 - every resource the simulated fleet composes, and every manifest its
@@ -25,7 +27,7 @@ import pytest
 from modelplane import paths
 from modelplane.kube import ApiError
 from modelplane.lab.install import install_crds
-from modelplane.validate import Validator, to_crd
+from modelplane.validate import Validator, finding, to_crd
 
 from tests.upstream import corpus
 from tests.upstream.need import tool
@@ -70,17 +72,19 @@ def kubectl(apiserver, *args: str, stdin: str | None = None) -> subprocess.Compl
                           capture_output=True, text=True, timeout=120, check=False)
 
 
-def server_paths(err: ApiError) -> list[str]:
-    """The field paths a rejection names: its causes, or the decoder's message."""
-    # "<nil>: some validation rules were not checked" is a note, not a rejection of a field.
-    found = [c.field for c in err.causes if c.field and "some validation rules were not checked" not in c.message]
-    found += _UNKNOWN.findall(err.message) + _NOT_DECLARED.findall(err.message) + _GO_FIELD.findall(err.message)
-    found = ["<no field>" if f == "<nil>" else f for f in found]
+def server_errors(err: ApiError) -> list[tuple[str, str, str]]:
+    """(field path, error type, message) of each error a rejection names: its causes, or
+    the decoder's message (strict decoding names unknown fields in its message only)."""
+    found = [("<no field>" if c.field in ("", "<nil>") else c.field, c.reason, c.message) for c in err.causes]
+    found += [(f, finding.UNKNOWN_FIELD, "") for f in _UNKNOWN.findall(err.message) + _NOT_DECLARED.findall(err.message)]
+    found += [(f, finding.TYPE_INVALID, "") for f in _GO_FIELD.findall(err.message)]
     if found:
         return sorted(set(found))
     # A built-in kind that does not decode (a quantity that does not parse) fails before
     # validation, and Kubernetes' decoder names no field.
-    return [DECODE_ERROR] if err.code == 400 and "cannot be handled as a" in err.message else ["<no field>"]
+    if err.code == 400 and "cannot be handled as a" in err.message:
+        return [(DECODE_ERROR, "", "")]
+    return [("<no field>", err.reason, err.message)]
 
 
 def _clean(doc: dict) -> dict:
@@ -92,7 +96,7 @@ def _clean(doc: dict) -> dict:
     return out
 
 
-def server_verdict(client, doc) -> tuple[bool, list[str], str]:
+def server_verdict(client, doc) -> tuple[bool, list[tuple[str, str]], str, dict]:
     """Dry-run create (or, for an object that exists already, dry-run replace); a status is
     then judged through the status subresource of a real, short-lived copy."""
     doc = _clean(doc)
@@ -109,8 +113,9 @@ def server_verdict(client, doc) -> tuple[bool, list[str], str]:
         if doc.get("status"):
             _judge_status(client, body, doc["status"])
     except ApiError as err:
-        return False, server_paths(err), str(err)
-    return True, [], ""
+        errors = server_errors(err)
+        return False, sorted({(f, t) for f, t, _ in errors}), str(err), {(f, t): m for f, t, m in errors}
+    return True, [], "", {}
 
 
 def _judge_status(client, body: dict, status: dict) -> None:
@@ -128,9 +133,32 @@ def _judge_status(client, body: dict, status: dict) -> None:
             client.delete(body)
 
 
-def our_verdict(validator, doc) -> tuple[bool, list[str], str]:
+def our_verdict(validator, doc) -> tuple[bool, list[tuple[str, str]], str, dict]:
     found = validator.validate_document(doc, "corpus")
-    return not found, sorted({f.path or "<no field>" for f in found}), "; ".join(str(f) for f in found)
+    return (not found, sorted({(f.path or "<no field>", f.error_type) for f in found}),
+            "; ".join(str(f) for f in found), {(f.path or "<no field>", f.error_type): f.message for f in found})
+
+
+# Error types whose text the server words the same way every time, and so must match ours
+# exactly; a failed CEL rule is the server's "Invalid value: <value>: " and the rule's message.
+TEXT_STABLE = {finding.REQUIRED, finding.NOT_SUPPORTED}
+
+
+def text_differences(server: dict, ours: dict) -> list[str]:
+    """Where the server's stable text and ours differ, for errors both report."""
+    out = []
+    for key in sorted(set(server) & set(ours)):
+        theirs, mine = server[key], ours[key]
+        not_checked = key == ("<no field>", finding.INVALID) and "some validation rules were not checked" in theirs
+        if not_checked or key[1] in TEXT_STABLE:
+            same = theirs == mine
+        elif key[1] == finding.INVALID and not mine.startswith("Invalid value"):
+            same = theirs.endswith(f": {mine}")  # a rule's message after the server's value
+        else:
+            continue
+        if not same:
+            out.append(f"{key[0]} {key[1]}: server {theirs!r}, ours {mine!r}")
+    return out
 
 
 # ----- examples -----------------------------------------------------------------------------------
@@ -153,17 +181,20 @@ TABLE = TABLES.setdefault("modelplane validate vs kube-apiserver", [])
 def test_server_and_validate_agree(cluster, validator, entry):
     server = server_verdict(cluster, entry.doc)
     ours = our_verdict(validator, entry.doc)
-    if server[:2] == ours[:2]:
+    texts = text_differences(server[3], ours[3])
+    if server[:2] == ours[:2] and texts:
+        agree, note = False, "DISAGREE (text): " + "; ".join(texts)
+    elif server[:2] == ours[:2]:
         agree, note = True, ""
-    elif not server[0] and not ours[0] and server[1] == [DECODE_ERROR]:
+    elif not server[0] and not ours[0] and [f for f, _ in server[1]] == [DECODE_ERROR]:
         agree, note = True, "the server's decoder names no field"
     elif server[0] and corpus.embedded_only(validator.validate_document(entry.doc), entry.doc):
         agree, note = True, corpus.EMBEDDED
     else:
         agree, note = False, f"DISAGREE: {server[2]}"
-    show = lambda v: "accept" if v[0] else "reject " + ",".join(v[1])
+    show = lambda v: "accept" if v[0] else "reject " + ",".join(f"{f} ({t})" for f, t in v[1])
     TABLE.append(("corpus", entry.id, show(ours), show(server), note))
-    assert agree, f"\nserver: {server}\nours:   {ours}"
+    assert agree, f"\nserver: {server[:3]}\nours:   {ours[:3]}\n{note}"
 
 
 # ----- scale and printer columns ------------------------------------------------------------------

@@ -4,7 +4,12 @@ Over every example, the invalid-manifest corpora and everything the simulated
 example fleet composes: the same verdict (accept/reject) and, for a rejection,
 the same field paths. The whole table is printed at the end of the run.
 
-Where they may differ, by design (each row names its reason):
+Where they may differ (each row names its reason):
+- The cases differences.BETA_VALIDATE lists, where beta validate departs from the API
+  server (nulls the server drops; CEL rules it skips after a blocking error). Each
+  must still differ; a listed case that agrees fails, so the list stays true. Where
+  beta validate rejects a null the server accepts, `modelplane validate` must print a
+  warning, and nowhere else.
 - Kubernetes built-in kinds (Deployment, Service...) have no CRD, so beta
   validate reports a missing schema; ours checks them against the Kubernetes
   OpenAPI and the API-server suite judges them for real.
@@ -17,7 +22,7 @@ from __future__ import annotations
 import pytest
 from modelplane.validate import Validator
 
-from tests.upstream import beta, corpus
+from tests.upstream import beta, corpus, differences
 from tests.upstream.need import tool
 from tests.upstream.tables import TABLES
 
@@ -64,12 +69,22 @@ def compare(validator, judge, entries, section: str) -> list[str]:
         if theirs.missing:
             agree = _group(e.doc) in BUILTIN_GROUPS
             note = "built-in kind: no CRD for beta validate" if agree else "beta validate has no schema"
+        elif e.id in differences.BETA_VALIDATE:
+            # Listed: must differ, as measured. A listed case that agrees is a stale entry.
+            differ = (ok, fields) != (theirs.accepted, theirs.fields)
+            agree = differ
+            note = f"known difference: {differences.BETA_VALIDATE[e.id]}" if differ else \
+                "DISAGREE: listed in differences.BETA_VALIDATE but the two agree: remove the entry"
         elif (ok, fields) == (theirs.accepted, theirs.fields):
             agree, note = True, ""
         elif theirs.accepted and corpus.embedded_only(validator.validate_document(e.doc), e.doc):
             agree, note = True, corpus.EMBEDDED
         else:
             agree, note = False, "DISAGREE: " + "; ".join(theirs.lines)
+        # `validate` warns exactly where beta validate rejects a null the API server accepts.
+        warned = bool(validator.warnings(e.doc))
+        if warned != (e.id in differences.WARNED and ok and not theirs.accepted):
+            agree, note = False, f"DISAGREE: modelplane validate {'warns' if warned else 'does not warn'}"
         TABLE.append((section, e.id, _show(ok, fields), "-" if theirs.missing else
                              _show(theirs.accepted, theirs.fields), note))
         if not agree:
@@ -96,3 +111,8 @@ def test_fleet_composed(validator, judge, fleet):
     entries = corpus.composed(fleet)
     entries += corpus.embedded(entries)
     assert compare(validator, judge, entries, "fleet") == []
+
+
+def test_listed_differences_are_corpus_cases():
+    ids = {e.id for e in corpus.invalid()}
+    assert sorted(set(differences.BETA_VALIDATE) - ids) == []

@@ -11,7 +11,8 @@ from modelplane.cli import validate as cli
 
 from .xrds import widget, xrd
 
-SPEC = {"type": "object", "required": ["size"], "properties": {"size": {"type": "integer", "minimum": 1}}}
+SPEC = {"type": "object", "required": ["size"], "properties": {"size": {"type": "integer", "minimum": 1},
+                                                              "note": {"type": "string"}}}
 CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "team"}}
 
 
@@ -55,6 +56,13 @@ CASES = [
     Case("missing schema", [{"apiVersion": "example.org/v1", "kind": "Thing", "metadata": {"name": "t"}}], 0, [
         "[!] could not find CRD/XRD for: example.org/v1, Kind=Thing (in {file})",
         "Total 1 resources: 1 missing schemas, 0 success cases, 0 failure cases"]),
+    # The API server drops the null (accepted); crossplane beta validate would reject it.
+    Case("null the server drops", [widget({"size": 1, "note": None})], 0, [
+        ("[!] warning example.org/v1, Kind=Widget, team/w : spec.note: null: the API server drops it (not "
+         "nullable, no default), but crossplane beta validate rejects it (must be of type string): remove the "
+         "field or give it a value (in {file})"),
+        "[✓] example.org/v1, Kind=Widget, team/w validated successfully",
+        "Total 1 resources: 0 missing schemas, 1 success cases, 0 failure cases"]),
     Case("not a resource", [{"hello": "world"}], 1, [
         "[x] invalid document {file}#0: a resource needs apiVersion and kind strings",
         "Total 1 resources: 0 missing schemas, 0 success cases, 1 failure cases"]),

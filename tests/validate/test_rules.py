@@ -37,6 +37,7 @@ class Case:
 
 
 INT_OR_STRING = {"x-kubernetes-int-or-string": True}
+NOT_CHECKED = "Invalid value: null: some validation rules were not checked because the object was invalid"
 
 CASES = [
     # cel-go (the API server) compares an int-or-string holding a string with an int as unequal, no error.
@@ -83,6 +84,19 @@ CASES = [
                                              "message": "must be named default"}]}),
     Case("root rule passes", {"type": "object", "properties": {}}, {},
          root={"x-kubernetes-validations": [{"rule": "self.metadata.name == 'default'"}]}, name_="default"),
+    # kube-apiserver skips every rule once a value is missing, unsupported, too long, too many
+    # or of the wrong type, and says so once, at no field (tests/upstream measures it).
+    Case("a missing field stops the rules", spec_with({"a": INT, "b": INT},
+                                                      {"rule": "self.a > self.b", "message": "a > b"}, required=["a"]),
+         {"b": 1}, [("spec.a", "Required value"), ("", NOT_CHECKED)]),
+    Case("a wrong type stops the rules", spec_with({"a": INT, "s": STR}, {"rule": "self.a > 0", "message": "a > 0"}),
+         {"a": 0, "s": 1}, [("spec.s", "must be of type string"), ("", NOT_CHECKED)]),
+    Case("an unsupported value stops the rules", spec_with({"a": INT, "e": {"type": "string", "enum": ["x"]}},
+                                                           {"rule": "self.a > 0", "message": "a > 0"}),
+         {"a": 0, "e": "y"}, [("spec.e", "Unsupported value"), ("", NOT_CHECKED)]),
+    Case("a value below its minimum does not", spec_with({"a": {"type": "integer", "minimum": 1}},
+                                                         {"rule": "self.a > 5", "message": "a > 5"}),
+         {"a": 0}, [("spec.a", "should be greater than or equal to 1"), ("spec", "a > 5")]),
 ]
 
 
@@ -93,6 +107,21 @@ def test_rules(case: Case) -> None:
     assert len(got) == len(case.want), f"-want {case.want}\n+got {got}"
     for (want_path, want_msg), (path, msg) in zip(case.want, got):
         assert path == want_path and want_msg in msg, f"-want {(want_path, want_msg)}\n+got {(path, msg)}"
+
+
+def test_error_types() -> None:
+    # The server's Status cause reasons: a rule's `reason` when it names one, else Invalid.
+    schema = spec_with({"a": INT, "r": INT, "e": {"type": "string", "enum": ["x"]}},
+                       {"rule": "self.a > 0", "message": "a > 0", "reason": "FieldValueForbidden"},
+                       {"rule": "self.a > 1", "message": "a > 1"}, required=["r"])
+    v = validator_for(xrd(schema))
+    got = [(f.path, f.error_type) for f in v.validate_document(widget({"a": 0}))]
+    assert got == [("spec.r", "FieldValueRequired"), ("", "FieldValueInvalid")]
+    got = [(f.path, f.error_type) for f in v.validate_document(widget({"a": 0, "r": 1}))]
+    assert got == [("spec", "FieldValueForbidden"), ("spec", "FieldValueInvalid")]
+    got = [(f.path, f.error_type) for f in v.validate_document(widget({"a": "0", "r": 1, "e": "y", "u": 1}))]
+    assert got == [("spec.a", "FieldValueTypeInvalid"), ("spec.e", "FieldValueNotSupported"),
+                   ("spec.u", "UnknownField"), ("", "FieldValueInvalid")]
 
 
 def test_root_rule_cannot_read_labels() -> None:

@@ -28,6 +28,13 @@ def test_validate_document(validator: Validator, case: Case) -> None:
         assert path == want_path and want_msg in msg, f"-want {(want_path, want_msg)}\n+got {(path, msg)}"
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_warnings(validator: Validator, case: Case) -> None:
+    got = validator.warnings(case.doc, "in.yaml")
+    assert [w.path for w in got] == case.warn
+    assert all("crossplane beta validate rejects it" in w.message for w in got)
+
+
 def test_missing_schema(validator: Validator) -> None:
     got = validator.validate_document({"apiVersion": "example.org/v9", "kind": "Widget",
                                        "metadata": {"name": "w"}}, "x.yaml")

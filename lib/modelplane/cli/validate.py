@@ -9,6 +9,10 @@ on one line::
     [!] could not find CRD/XRD for: example.org/v1, Kind=Thing (in FILE)
     Total 3 resources: 1 missing schemas, 1 success cases, 1 failure cases
 
+A ``[!] warning`` line (before the resource's verdict, exit code unchanged)
+marks what the API server accepts but ``crossplane beta validate`` rejects: a
+null in a field that is not nullable, which the server drops.
+
 Schemas: our XRDs (``--apis``, default ``apis/``), XRDs and CRDs found among
 the inputs, then every upstream CRD and built-in kind (``--crds``, default
 ``schemas/upstream`` or ``$MODELPLANE_CRDS``). The XRDs themselves are checked
@@ -144,6 +148,9 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
             failures += 1
             continue
         findings = validator.validate_document(body, d.source)
+        for w in validator.warnings(body, d.source):
+            print(f"[!] warning {_gvk(body)}, {_name(body)} : {w.path}: {w.message} (in {_shown(d.source)})",
+                  file=out)
         if any(f.missing_schema for f in findings):
             print(f"[!] could not find CRD/XRD for: {_gvk(body)} (in {_shown(d.source)})", file=out)
             missing += 1

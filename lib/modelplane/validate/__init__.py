@@ -3,6 +3,7 @@
     from modelplane.validate import Validator, Finding
     v = Validator.from_paths([modelplane.paths.APIS])   # XRDs (definition.yaml) and CRDs
     v.validate_document(doc, source="file.yaml") -> list[Finding]   # [] means valid
+    v.warnings(doc, source="file.yaml") -> list[Finding]   # accepted, but beta validate rejects
     v.apply_defaults(doc) -> dict                        # a defaulted deep copy
 
 A document whose apiVersion/kind has no schema gets one Finding with
@@ -93,7 +94,19 @@ class Validator:
         if ks is None:
             return [Finding(source, name, "", f"could not find CRD/XRD for: {api_version}, Kind={kind}",
                             missing_schema=True)]
-        return [Finding(source, name, p.path, p.message) for p in engine.check(doc, ks, self.lookup)]
+        return [Finding(source, name, p.path, p.message, reason=p.reason) for p in engine.check(doc, ks, self.lookup)]
+
+    def warnings(self, doc: Any, source: str = "") -> list[Finding]:
+        """What the API server accepts but ``crossplane beta validate`` rejects: nulls the
+        server drops (``engine.dropped_nulls``). Warnings never fail a document."""
+        if not isinstance(doc, dict) or not isinstance(doc.get("apiVersion"), str) \
+                or not isinstance(doc.get("kind"), str):
+            return []
+        ks = self.lookup(doc["apiVersion"], doc["kind"])
+        if ks is None:
+            return []
+        name = resource_name(doc)
+        return [Finding(source, name, p.path, p.message) for p in engine.dropped_nulls(doc, ks)]
 
     def apply_defaults(self, doc: dict) -> dict:
         """A defaulted deep copy of ``doc`` (unchanged copy when its kind is unknown)."""

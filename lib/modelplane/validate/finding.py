@@ -3,10 +3,51 @@ walk, and a ``Finding`` (a problem placed on a resource in a file).
 
 Paths are Kubernetes field paths: ``spec.engines[0].members[1].worker.nodes``;
 map entries read ``metadata.labels[app]``; the resource root is ``""``.
+
+Each problem has an error type, named as the API server names it in a Status
+cause's ``reason`` (``FieldValueRequired``...): ``error_type`` reads it off the
+message (our messages start as the server's do: ``Required value``,
+``Unsupported value: ...``), unless the problem states it (a CEL rule's
+message is free text; the server reports it as ``FieldValueInvalid``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+REQUIRED = "FieldValueRequired"
+NOT_SUPPORTED = "FieldValueNotSupported"
+TOO_LONG = "FieldValueTooLong"
+TOO_MANY = "FieldValueTooMany"
+TYPE_INVALID = "FieldValueTypeInvalid"
+INVALID = "FieldValueInvalid"
+DUPLICATE = "FieldValueDuplicate"
+FORBIDDEN = "FieldValueForbidden"
+# Not a field error: with strict field validation (kubectl's default) the server refuses the
+# request while decoding it ("strict decoding error: unknown field ..."), a 400 with no causes.
+UNKNOWN_FIELD = "UnknownField"
+
+# The errors that make kube-apiserver skip every CEL rule of the object (hasBlockingErr,
+# k8s.io/apiextensions-apiserver@v0.35.4 pkg/registry/customresource/strategy.go:404-411),
+# and the one error it reports instead, at no field (<nil>) with value null.
+BLOCKING = frozenset({NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, TYPE_INVALID})
+RULES_NOT_CHECKED = ("Invalid value: null: some validation rules were not checked because the object was invalid; "
+                     "correct the existing errors to complete validation")
+
+_PREFIXES = (("Required value", REQUIRED), ("Unsupported value", NOT_SUPPORTED), ("Too long", TOO_LONG),
+             ("Too many", TOO_MANY), ("Duplicate value", DUPLICATE), ("Forbidden", FORBIDDEN),
+             ("unknown field", UNKNOWN_FIELD))
+# kube-openapi's type failure ("must be of type integer", for int-or-string "integer,string").
+_TYPE_FAILURES = (": must be of type ", ": must be an integer or a string", ": must be a quantity")
+
+
+def error_type(message: str) -> str:
+    """The API server's error type (a Status cause's reason) for one of our messages."""
+    for prefix, kind in _PREFIXES:
+        if message.startswith(prefix):
+            return kind
+    if message.startswith("Invalid value") and any(t in message for t in _TYPE_FAILURES):
+        return TYPE_INVALID
+    return INVALID
 
 
 @dataclass(frozen=True, order=True)
@@ -15,6 +56,11 @@ class Problem:
 
     path: str
     message: str
+    reason: str = field(default="", compare=False)  # the error type, when the message cannot tell
+
+    @property
+    def error_type(self) -> str:
+        return self.reason or error_type(self.message)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
@@ -34,6 +80,11 @@ class Finding:
     path: str
     message: str
     missing_schema: bool = False
+    reason: str = field(default="", compare=False)  # as Problem.reason
+
+    @property
+    def error_type(self) -> str:
+        return self.reason or error_type(self.message)
 
     def __str__(self) -> str:
         where = f"{self.source}: " if self.source else ""

@@ -2,9 +2,10 @@
 
 It reproduces what the API server does to a custom resource before storing it:
 
-1. ``apply_defaults``: nulls in non-nullable fields are pruned, then ``default``
-   values are filled in top-down (inside a defaulted value too), for object
-   properties, list items and map values.
+1. ``apply_defaults``: nulls in non-nullable fields without a default are
+   pruned (object properties and map values; a null list item stays, and is
+   rejected), then ``default`` values are filled in top-down (inside a
+   defaulted value too), for object properties, list items and map values.
 2. ``validate``: types, value constraints, and **unknown fields**: a key that is
    not in ``properties`` is rejected unless ``additionalProperties`` or
    ``x-kubernetes-preserve-unknown-fields`` admits it (the server would prune it
@@ -62,41 +63,70 @@ def resolve(schema: Mapping[str, Any], definitions: Definitions) -> Mapping[str,
 # --------------------------------------------------------------------------- defaults
 
 
-def apply_defaults(value: Any, schema: Mapping[str, Any], definitions: Definitions = None) -> Any:
-    """Return a defaulted deep copy of ``value`` (the input is not modified)."""
+def apply_defaults(value: Any, schema: Mapping[str, Any], definitions: Definitions = None,
+                   pruned: list[tuple[str, str]] | None = None) -> Any:
+    """Return a defaulted deep copy of ``value`` (the input is not modified).
+
+    As kube-apiserver decodes a custom resource: a null in a field that is not
+    ``nullable`` and has no default is dropped (PruneNonNullableNullsWithoutDefaults,
+    k8s.io/apiextensions-apiserver@v0.35.4 pkg/apiserver/schema/defaulting/prunenulls.go:44-66:
+    object properties and map values, never list items), then defaults fill absent fields
+    and replace such nulls, list items included (algorithm.go:31-76 there).
+    ``pruned`` collects (path, type) of each dropped null whose schema states a type
+    (and is not required, so the server accepts the object): the ones
+    ``crossplane beta validate`` (which defaults but does not prune) rejects.
+    """
     out = copy.deepcopy(value)
-    _default(out, schema, definitions, root=True)
+    _default(out, schema, definitions, "", pruned, root=True)
     return out
 
 
-def _default(value: Any, schema: Mapping[str, Any], defs: Definitions, root: bool = False) -> None:
+def _null_dropped(value: dict, key: str, sub: Mapping[str, Any], at: str,
+                  pruned: list[tuple[str, str]] | None, required: bool = False) -> bool:
+    """Replace or drop ``value[key]`` when it is a null the server does not keep; True when dropped."""
+    if value[key] is not None or sub.get("nullable"):
+        return False
+    if "default" in sub:
+        value[key] = copy.deepcopy(sub["default"])
+        return False
+    del value[key]
+    # A required field dropped is then reported missing ("Required value"), by both judges alike.
+    if pruned is not None and not required and (sub.get("type") or sub.get("x-kubernetes-int-or-string")):
+        pruned.append((at, sub.get("type") or "integer,string"))
+    return True
+
+
+def _default(value: Any, schema: Mapping[str, Any], defs: Definitions, path: str,
+             pruned: list[tuple[str, str]] | None, root: bool = False) -> None:
     schema = resolve(schema, defs)
     if isinstance(value, dict):
         props = schema.get("properties") or {}
+        required = schema.get("required") or ()
         for key, sub in props.items():
             if root and key == "metadata":
                 continue  # ObjectMeta is never defaulted from the schema
             sub = resolve(sub, defs)
-            if key in value and value[key] is None and not sub.get("nullable"):
-                # The API server prunes a null it may not keep, then defaults it.
-                if "default" in sub:
-                    value[key] = copy.deepcopy(sub["default"])
-                else:
-                    del value[key]
-            elif key not in value and "default" in sub:
+            if key in value and _null_dropped(value, key, sub, child(path, key), pruned, key in required):
+                continue
+            if key not in value and "default" in sub:
                 value[key] = copy.deepcopy(sub["default"])
             if key in value:
-                _default(value[key], sub, defs)
+                _default(value[key], sub, defs, child(path, key), pruned)
         extra = schema.get("additionalProperties")
         if isinstance(extra, Mapping):
+            extra = resolve(extra, defs)
             for key in list(value):
-                if key not in props and value[key] is not None:
-                    _default(value[key], extra, defs)
+                if key in props or _null_dropped(value, key, extra, entry(path, key), pruned):
+                    continue
+                _default(value[key], extra, defs, entry(path, key), pruned)
     elif isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, Mapping):
-            for item in value:
-                _default(item, items, defs)
+            items = resolve(items, defs)
+            for i, item in enumerate(value):
+                if item is None and not items.get("nullable") and "default" in items:
+                    value[i] = copy.deepcopy(items["default"])
+                _default(value[i], items, defs, index(path, i), pruned)
 
 
 # --------------------------------------------------------------------------- validation

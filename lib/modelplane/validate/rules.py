@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import openapi, structural, xrd
-from .finding import Problem, child, entry, index
+from .finding import INVALID, Problem, child, entry, index
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
 _FIELD_PATH_KEY = re.compile(r"\[['\"]([^'\"]*)['\"]\]")
@@ -93,8 +93,28 @@ def _check_rule(rule: Mapping[str, Any], self_value: Any, path: str, compile_err
     if error is not None:
         if not compile_errors and ("unknown function" in error or "undeclared reference" in error):
             return None
-        return Problem(at, f"rule could not be evaluated: {error} (rule: {expr})")
-    return Problem(at, _message(rule, self_value, expr))
+        return Problem(at, f"rule could not be evaluated: {error} (rule: {expr})", reason=INVALID)
+    return Problem(at, _message(rule, self_value, expr), reason=_reason(rule))
+
+
+def _reason(rule: Mapping[str, Any]) -> str:
+    """The error type of a failed rule: its ``reason`` (Forbidden, Required, Duplicate), else
+    Invalid (fieldErrorForReason, k8s.io/apiextensions-apiserver@v0.35.4
+    pkg/apiserver/schema/cel/validation.go:678-691)."""
+    reason = rule.get("reason")
+    return reason if reason in ("FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate") else INVALID
+
+
+def has_rules(schema: Mapping[str, Any]) -> bool:
+    """Whether ``schema`` declares a CEL rule anywhere (``$ref`` is not followed: only the
+    built-in kinds' swagger uses it, and it declares none)."""
+    if not isinstance(schema, Mapping):
+        return False
+    if schema.get("x-kubernetes-validations"):
+        return True
+    subs = list((schema.get("properties") or {}).values())
+    subs += [schema[k] for k in ("items", "additionalProperties") if isinstance(schema.get(k), Mapping)]
+    return any(has_rules(sub) for sub in subs)
 
 
 def _message(rule: Mapping[str, Any], self_value: Any, expr: str) -> str:
