@@ -1,8 +1,10 @@
-"""``modelplane lab up DIR | status | down``: local workload clusters with fake GPU nodes."""
+"""``modelplane lab up DIR | status | down | cluster-down NAME | cluster-up NAME``: local workload
+clusters with fake GPU nodes, and one of them taken down whole to practise failover."""
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -32,6 +34,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--state", type=Path, default=None, help=state_help)
     d = sub.add_parser("down", help="stop every process the lab started")
     d.add_argument("--state", type=Path, default=None, help=state_help)
+    cd = sub.add_parser("cluster-down", help="take one lab cluster down whole (its API server, gateway and "
+                                             "engines stop; etcd keeps its objects), to practise failover")
+    cu = sub.add_parser("cluster-up", help="bring back a cluster that cluster-down stopped")
+    for c in (cd, cu):
+        c.add_argument("name", metavar="NAME", help="the lab cluster (an InferenceCluster's name)")
+        c.add_argument("--state", type=Path, default=None, help=state_help)
     return p
 
 
@@ -42,6 +50,8 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         return _up(args, out, err)
     if args.command == "status":
         return _status(args, out, err)
+    if args.command in ("cluster-down", "cluster-up"):
+        return _outage(args, out, err)
     stopped = lab.down(args.state)
     print(f"stopped {len(stopped)} processes" + (f": {', '.join(stopped)}" if stopped else " (no lab running)"),
           file=out)
@@ -86,10 +96,30 @@ def _status(args, out: TextIO, err: TextIO) -> int:
     print(f"{'COMPONENT':<{width}}  {'PID':>7}  ALIVE  {'PORT':>5}  {'RSS':>8}", file=out)
     for r in rows:
         rss = f"{r.rss_kib / 1024:.0f} MiB" if r.alive else "-"
-        print(f"{r.label:<{width}}  {r.pid:>7}  {'yes' if r.alive else 'NO':<5}  {r.port or '-':>5}  {rss:>8}", file=out)
+        alive = "yes" if r.alive else "down" if r.down else "NO"
+        print(f"{r.label:<{width}}  {r.pid:>7}  {alive:<5}  {r.port or '-':>5}  {rss:>8}", file=out)
     total = sum(r.rss_kib for r in rows)
     print(f"{'total':<{width}}  {'':>7}  {'':<5}  {'':>5}  {total / 1024:>4.0f} MiB", file=out)
-    crashed = [r for r in rows if not r.alive]
+    for name, outage in sorted(state.outages.items()):
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(outage.since))
+        print(f"cluster {name} is down since {since} (taken down on purpose; "
+              f"`modelplane lab cluster-up {name}` brings it back)", file=out)
+    crashed = [r for r in rows if not r.alive and not r.down]
     for r in crashed:
         print(f"\n{r.label} is not running (log: {r.log}):\n{r.tail}", file=err)
     return 1 if crashed else 0
+
+
+def _outage(args, out: TextIO, err: TextIO) -> int:
+    act = lab.cluster_down if args.command == "cluster-down" else lab.cluster_up
+    try:
+        done = act(args.name, args.state)
+    except lab.OutageError as e:
+        print(f"modelplane lab {args.command}: {e}", file=err)
+        return 1
+    verb = "stopped" if args.command == "cluster-down" else "started"
+    print(f"{args.name}: {verb} {', '.join(done) or 'nothing'}", file=out)
+    if args.command == "cluster-down":
+        print(f"{args.name} is down: its API server refuses connections and its gateway answers nothing; "
+              f"`modelplane lab cluster-up {args.name}` brings it back", file=out)
+    return 0

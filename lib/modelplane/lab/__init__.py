@@ -27,11 +27,13 @@ and a control-plane API server with its own Traefik stands beside the clusters.
 - ``dataplane``: Traefik's command line, the CRDs it needs, the ``modelplane-lab`` GatewayClass
 - ``controlplane``: ``simulate --lab``'s routing objects on the control-plane API server
 - ``probe``: one live request through the data plane (``simulate --lab --show routes``)
+- ``outage``: ``cluster_down`` / ``cluster_up``, one cluster taken down whole and back (failover practice)
 
 Other packages use the lab through the names below only (a test checks it).
 """
 from modelplane.lab.backend import LabMismatch, LabPhysical, open_lab, warnings
 from modelplane.lab.dataplane import GATEWAY_CLASS
+from modelplane.lab.outage import OutageError, cluster_down, cluster_up
 from modelplane.lab.probe import probe
 from modelplane.lab.remote import Remote
 from modelplane.lab.runner import NO_DATA_PLANE_ENV, READY_TIMEOUT, LabError, down, status, up
@@ -40,5 +42,6 @@ from modelplane.lab.state import ClusterInfo, LabState, default_dir
 
 __all__ = [
     "GATEWAY_CLASS", "NO_DATA_PLANE_ENV", "READY_TIMEOUT", "ClusterInfo", "LabError", "LabMismatch", "LabPhysical",
-    "LabState", "Remote", "default_dir", "down", "open_lab", "probe", "status", "sweep", "up", "warnings",
+    "LabState", "OutageError", "Remote", "cluster_down", "cluster_up", "default_dir", "down", "open_lab", "probe",
+    "status", "sweep", "up", "warnings",
 ]

@@ -14,6 +14,12 @@ kube-scheduler and kwok are quiet, and reads every object back. A pod the
 real scheduler cannot bind stays Pending with the scheduler's own reason, and
 its workload is not Available: the loop sees exactly that.
 
+A cluster whose API server does not answer (``lab cluster-down``, or a crash) is what
+provider-kubernetes meets on an unreachable cluster: ``sync`` does not raise, it returns the
+cluster with ``unreachable`` saying why (the connect error) and its objects as last observed,
+so the loop reports them ``Synced=False`` with that error and keeps their last status
+(``simulate.sync``); the next sync that gets through reads everything back again.
+
 Hardware is whatever ``lab up`` built: the simulated hardware handed to
 ``sync`` is only checked against it (a cluster the lab does not have, or pools
 of another shape, is an error naming the fix).
@@ -60,9 +66,18 @@ def open_lab(state: Path | str | None, hardware: Mapping[str, Any] | None = None
         raise InputError("--lab", str(err)) from None
 
 
+def unreachable(name: str, server: str, err: OSError) -> str:
+    """Why lab cluster ``name`` cannot be reached, as a client of ``server`` sees it (the reason
+    urllib wraps: "[Errno 111] Connection refused", "timed out")."""
+    reason = getattr(err, "reason", None) or err
+    return f"lab cluster {name} does not answer at {server}: {reason}"
+
+
 def warnings(physical: LabPhysical) -> list[str]:
-    """What the run should not hide: clusters that never went quiet, objects the servers refused."""
+    """What the run should not hide: clusters that never went quiet or cannot be reached, objects
+    the servers refused."""
     out = [f"lab cluster {name} was still changing when the run ended" for name in sorted(physical.unsettled)]
+    out += [c.unreachable for _, c in sorted(physical.clusters.items()) if c.unreachable]
     for name, cluster in sorted(physical.clusters.items()):
         out += [f"{name}: {msg}" for _, msg in sorted(cluster.errors.items())]
     return out
@@ -81,6 +96,7 @@ class LabCluster:
         self.errors: dict[RemoteKey, str] = {}
         self.hardware: Any = None        # what the simulation handed over (checked against the lab's nodes)
         self.hardware_key = ""
+        self.unreachable = ""            # why the last sync could not reach its API server ("" when it did)
 
     # ----- the loop's view ----------------------------------------------------------
     def observed(self, manifest: Mapping[str, Any]) -> dict | None:
@@ -111,7 +127,10 @@ class LabCluster:
 
     # ----- what really runs ---------------------------------------------------------
     def capacity(self) -> list[PoolUse]:
-        """Devices allocated to running or pending pods / devices published, per pool."""
+        """Devices allocated to running or pending pods / devices published, per pool (none known
+        while the cluster cannot be reached)."""
+        if self.unreachable:
+            return []
         client = self.remote.clients[self.name]
         pool_of = {n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(POOL, "")
                    for n in client.get("/api/v1/nodes").get("items") or []}
@@ -129,6 +148,8 @@ class LabCluster:
         return [PoolUse(p, used.get(p, 0), total.get(p, 0)) for p in order]
 
     def pending(self) -> list[PendingPod]:
+        if self.unreachable:
+            return []
         owners = _owners(self.remote, self.name)
         out = []
         for p in self.remote.placements(self.name):
@@ -174,7 +195,8 @@ class LabPhysical:
         self.seconds = {"reset": 0.0, "apply": 0.0, "settle": 0.0, "read": 0.0}
         if reset:
             start = time.monotonic()
-            names = sorted(remote.clients)
+            # A cluster taken down on purpose cannot be emptied: its first sync reports it unreachable.
+            names = sorted(set(remote.clients) - set(remote.state.outages))
             for name in names:       # every cluster's deletions first, then the waits: they overlap
                 self.reset(name, wait=False)
             for name in names:
@@ -207,37 +229,48 @@ class LabPhysical:
             raise LabMismatch(f"InferenceCluster {name} has no lab cluster (the lab has "
                               f"{', '.join(sorted(self.remote.clients))}); run `modelplane lab up` on a directory "
                               f"that defines it")
-        self._check_hardware(name, hardware)
         cluster = self.clusters.get(name) or LabCluster(name, self.remote)
         self.clusters[name] = cluster
-        wanted = {_full_key(m): (dict(m), m.get("kind") != "Namespace") for m in manifests.values()}
         self.syncs += 1
+        try:
+            self._sync(cluster, hardware, hardware_key, manifests)
+        except OSError as err:     # refused, reset, timed out: the API server does not answer
+            cluster.unreachable = unreachable(name, self.remote.clients[name].server, err)
+            self.unsettled.discard(name)
+        return cluster
+
+    def _sync(self, cluster: LabCluster, hardware: Any, hardware_key: str,
+              manifests: Mapping[RemoteKey, Mapping[str, Any]]) -> None:
+        """Apply, settle, read back; ``cluster`` keeps what it last observed until all of it is read."""
+        name = cluster.name
+        self._check_hardware(name, hardware)
+        wanted = {_full_key(m): (dict(m), m.get("kind") != "Namespace") for m in manifests.values()}
         t0 = time.monotonic()
         applied = self.remote.sync(name, wanted)
         t1 = time.monotonic()
-        if self.remote.settle([name]):
-            self.unsettled.add(name)
-        else:
-            self.unsettled.discard(name)
+        busy = bool(self.remote.settle([name]))
         t2 = time.monotonic()
-        cluster.hardware, cluster.hardware_key = hardware, hardware_key
-        cluster.manifests = {k: dict(m) for k, m in manifests.items()}
-        cluster.errors = {}
-        cluster.live = {}
+        errors, live = {}, {}
         for key, manifest in manifests.items():
             result = applied.get(_full_key(manifest))
             if result is not None and result.error:
-                cluster.errors[key] = result.error
-            cluster.live[key] = self.remote.read(name, manifest)
+                errors[key] = result.error
+            live[key] = self.remote.read(name, manifest)
+        (self.unsettled.add if busy else self.unsettled.discard)(name)
+        cluster.hardware, cluster.hardware_key = hardware, hardware_key
+        cluster.manifests = {k: dict(m) for k, m in manifests.items()}
+        cluster.errors, cluster.live, cluster.unreachable = errors, live, ""
         self.seconds["apply"] += t1 - t0
         self.seconds["settle"] += t2 - t1
         self.seconds["read"] += time.monotonic() - t2
-        return cluster
 
     def forget(self, name: str) -> None:
         """The InferenceCluster is gone: nothing runs there any more."""
         if self.remote.has(name):
-            self.remote.sync(name, {})
+            try:
+                self.remote.sync(name, {})
+            except OSError:    # unreachable: what ran there stays, as provider-kubernetes could not delete it
+                pass
         self.clusters.pop(name, None)
 
     # ----- helpers ----------------------------------------------------------------

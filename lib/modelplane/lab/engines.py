@@ -18,7 +18,10 @@ cluster's pods and, for each pod that is Running with a pod IP and has a contain
   (reason ``EngineNotReady``).
 
 A pod that is gone, deleted or no longer Running loses its process and its address. On SIGTERM
-the supervisor stops every engine it started and removes their addresses.
+the supervisor stops every engine it started and removes their addresses. A cluster taken down on
+purpose (``lab cluster-down``: listed in the state file's ``outages``, read on every pass) loses
+all its engines and gets none until it is back; its pods are left as they are (nobody can write
+to its API server), as a real cluster's pods keep their last status through an outage.
 
 ``engine_port(pod)`` is the port the mock engine serves (``mockengine.from_pod``: vLLM 8000,
 SGLang 30000, or the engine's ``--port``): the supervisor probes ``/health`` there. A
@@ -147,8 +150,14 @@ class Supervisor:
         return netns.command(self.ns, [self.python, "-m", "modelplane.cli", "mock-engine", "--listen", ip,
                                        "--pod", str(pod_file), "--cluster", cluster])
 
-    def sweep(self) -> None:
+    def sweep(self, down: frozenset[str] = frozenset()) -> None:
+        """One pass; the clusters in ``down`` (taken down on purpose) lose their engines."""
         for cluster, client in sorted(self.clients.items()):
+            if cluster in down:
+                for (c, _), eng in list(self.engines.items()):
+                    if c == cluster:
+                        self._stop(eng)
+                continue
             try:
                 pods = client.get("/api/v1/pods").get("items") or []
             except (ApiError, OSError) as err:
@@ -225,6 +234,12 @@ def _client(kubeconfig: str, server: str) -> Client:
     return Client(server, pki / "ca.crt", pki / "admin.crt", pki / "admin.key", timeout=10)
 
 
+def _down(root: Path) -> frozenset[str]:
+    """The clusters taken down on purpose, as the state file says now (it changes while we run)."""
+    state = LabState.load(root)      # written whole or not at all (LabState.save renames a full file)
+    return frozenset(state.outages) if state else frozenset()
+
+
 def main(argv: list[str]) -> int:
     root = Path(argv[0])
     state = None
@@ -244,7 +259,7 @@ def main(argv: list[str]) -> int:
     try:
         while not stopping:
             try:
-                sup.sweep()
+                sup.sweep(_down(root))
             except (ApiError, OSError, netns.NetnsError) as err:  # a cluster restarting: next pass
                 print(f"engines: {err}", file=sys.stderr, flush=True)
             time.sleep(INTERVAL)

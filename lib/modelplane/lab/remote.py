@@ -117,7 +117,9 @@ class Remote:
         state = LabState.load(root)
         if state is None or not state.clusters:
             raise FileNotFoundError(f"no lab in {root}: start one with `modelplane lab up DIR --state {root}`")
-        down = [c.label for c in state.components if not c.alive()]
+        # A cluster taken down on purpose (`lab cluster-down`) is part of a healthy lab: its client
+        # is kept, and its calls fail as a real unreachable cluster's do (``LabPhysical.sync``).
+        down = [c.label for c in state.broken()]
         if down:
             raise RuntimeError(f"the lab in {root} is not healthy (not running: {', '.join(down)}); "
                                f"see `modelplane lab status --state {root}`")

@@ -438,6 +438,7 @@ class Row:
     rss_kib: int
     log: str
     tail: str   # the log's last lines when it is not running
+    down: bool = False   # stopped on purpose with its cluster (``lab cluster-down``), not crashed
 
 
 def status(root: Path | None = None) -> tuple[LabState | None, list[Row]]:
@@ -447,8 +448,9 @@ def status(root: Path | None = None) -> tuple[LabState | None, list[Row]]:
     rows = []
     for c in state.components:
         alive = c.alive()
+        down = not alive and state.stopped_on_purpose(c)
         rows.append(Row(c.label, c.pid, alive, c.port, rss_kib(c.pid) if alive else 0, c.log,
-                        "" if alive else c.tail()))
+                        "" if alive or down else c.tail(), down))
     return state, rows
 
 

@@ -5,6 +5,8 @@ of that pid (so a recycled pid is never mistaken for ours), its port and log.
 ``lab status`` and ``lab down`` work from this file alone, from any shell. With a
 data plane it also names the network namespace (``network``), each cluster's
 gateway address and pod range, and the control-plane API server (``control_plane``).
+A cluster taken down on purpose (``lab cluster-down``, ``lab.outage``) is listed in
+``outages`` with what it takes to start its stopped processes again.
 """
 from __future__ import annotations
 
@@ -124,6 +126,14 @@ class Network:
 
 
 @dataclass
+class Outage:
+    """A cluster taken down on purpose (``lab.outage``): when, and how to start again what was stopped."""
+
+    since: float                                     # wall-clock seconds (time.time()) when it went down
+    argv: dict[str, list[str]] = field(default_factory=dict)   # component label -> its command line
+
+
+@dataclass
 class LabState:
     directory: str                                   # the manifests the lab was built from
     root: str                                        # the state folder
@@ -132,6 +142,7 @@ class LabState:
     ready_seconds: float | None = None
     network: Network | None = None                   # None: no data plane (``lab up --no-data-plane``)
     control_plane: ClusterInfo | None = None         # the control-plane API server (with a data plane)
+    outages: dict[str, Outage] = field(default_factory=dict)   # clusters taken down on purpose, by name
 
     @property
     def path(self) -> Path:
@@ -156,11 +167,21 @@ class LabState:
         clusters = {k: ClusterInfo(**v) for k, v in (data.get("clusters") or {}).items()}
         network = Network(**data["network"]) if data.get("network") else None
         cp = ClusterInfo(**data["control_plane"]) if data.get("control_plane") else None
+        outages = {k: Outage(**v) for k, v in (data.get("outages") or {}).items()}
         return cls(directory=data.get("directory", ""), root=str(root), components=comps, clusters=clusters,
-                   ready_seconds=data.get("ready_seconds"), network=network, control_plane=cp)
+                   ready_seconds=data.get("ready_seconds"), network=network, control_plane=cp, outages=outages)
 
     def running(self) -> list[Component]:
         return [c for c in self.components if c.alive()]
+
+    def stopped_on_purpose(self, comp: Component) -> bool:
+        """Is ``comp`` one a ``lab cluster-down`` stopped (not a crash)?"""
+        outage = self.outages.get(comp.cluster)
+        return outage is not None and comp.label in outage.argv
+
+    def broken(self) -> list[Component]:
+        """Components not running that no ``lab cluster-down`` stopped: a lab in this state is not healthy."""
+        return [c for c in self.components if not c.alive() and not self.stopped_on_purpose(c)]
 
     def find(self, name: str, cluster: str = "") -> Component | None:
         return next((c for c in self.components if c.name == name and c.cluster == cluster), None)

@@ -7,7 +7,8 @@ is stale; ``settle`` hands each stale cluster's remote manifests to the
 ``PhysicalFleet`` (``modelplane.physical.interface``) on the hardware its
 InferenceCluster and InferenceClasses describe, then writes back the status
 each composed resource's controller reports (``health``). A cluster marked
-down keeps its objects and reports them unreachable. Composed resources on
+down (or, with ``simulate --lab``, whose API server does not answer) keeps its objects and
+reports them unreachable. Composed resources on
 the control plane get their status when applied (``control_plane_status``).
 """
 from __future__ import annotations
@@ -170,6 +171,10 @@ class ClusterSync:
             wc = self.physical.sync(cluster, hw[0], hw[1], manifests, now)
             if cluster in self.down:
                 reachable = f"cluster {cluster} is marked not ready"
+            elif getattr(wc, "unreachable", ""):
+                # simulate --lab: the cluster's API server did not answer (refused, timed out); its
+                # objects keep their last observed status and report the connect error.
+                reachable = wc.unreachable
         place = health.Place(
             cluster, now, self.book,
             workload=(lambda kind, ns, name: wc.status((kind, ns, name), now)) if wc else (lambda *_: None),
