@@ -2,6 +2,8 @@
 # Include from the Makefile: `-include hack/e2e-crossplane.mk`.
 # Needs `make tools` (Crossplane core and CLI, the providers, Kubernetes, kwok, lws) and an OCI
 # registry: Debian's docker-registry, installed here when missing and apt-get is at hand.
+# Run as root, the lab has its data plane (Traefik, mock engines) and the suite sends one request per
+# ModelService through the InferenceGateway; MODELPLANE_LAB_DATA_PLANE=0 runs without (that test deselected).
 
 e2e-registry: ## Install the local OCI registry the e2e control plane pushes packages to (Debian docker-registry)
 	@command -v docker-registry >/dev/null 2>&1 || [ -n "$$DOCKER_REGISTRY_BIN" ] || { \

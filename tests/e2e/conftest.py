@@ -8,6 +8,11 @@ kept and printed when a test failed. Before the control plane starts,
 ``MODELPLANE_E2E_STATE=<dir>`` runs the suite against a lab already up
 (``modelplane e2e up examples/platform --simulate-lab examples/ml-team --state
 <dir>``) and leaves it running: for working on a failing step.
+
+Run as root, the lab has its data plane (``modelplane.e2e.controlplane.wants_data_plane``) and
+the tests marked ``e2e_data_plane`` send requests through it; without it they fail and say
+why, unless ``MODELPLANE_LAB_DATA_PLANE=0`` asked for none: then they are deselected, and the
+session's summary says so.
 """
 from __future__ import annotations
 
@@ -27,6 +32,36 @@ import pytest
 
 TOOLS = ("crossplane", "crossplane-core", "provider-kubernetes", "provider-helm", "etcd", "kube-apiserver",
          "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "lws")
+
+
+DATA_PLANE_MARK = "e2e_data_plane"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"{DATA_PLANE_MARK}: sends requests through the lab's data plane "
+                                       "(deselected with MODELPLANE_LAB_DATA_PLANE=0)")
+
+
+def _opted_out() -> bool:
+    from modelplane.e2e.controlplane import data_plane_opted_out
+    return data_plane_opted_out()
+
+
+def pytest_collection_modifyitems(config, items):
+    if not _opted_out():
+        return
+    gone = [i for i in items if i.get_closest_marker(DATA_PLANE_MARK)]
+    if gone:
+        config.hook.pytest_deselected(items=gone)
+        items[:] = [i for i in items if i not in gone]
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    gone = [i for i in terminalreporter.stats.get("deselected", []) if i.get_closest_marker(DATA_PLANE_MARK)]
+    if gone and _opted_out():
+        terminalreporter.write_line(f"e2e: MODELPLANE_LAB_DATA_PLANE=0 (no data plane): deselected {len(gone)} "
+                                    f"test(s) that send requests through the composed routes: "
+                                    f"{', '.join(i.name for i in gone)}")
 
 
 @dataclass

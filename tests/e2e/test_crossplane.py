@@ -10,11 +10,12 @@ delete. The tests share that one world and run in file order.
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
 from modelplane import paths
-from modelplane.e2e import parity
+from modelplane.e2e import parity, traffic
 from modelplane.lab.remote import Remote
 from modelplane.platform import stack
 from modelplane.validate import is_xrd, to_crd
@@ -135,7 +136,9 @@ def test_stack_releases_exist_with_the_pinned_charts(e2e):
     releases = e2e.get("releases.helm.m.crossplane.io", "-A")["items"]
     for ic in e2e.get("inferenceclusters")["items"]:
         cluster = ic["metadata"]["name"]
-        settings = ic["spec"].get("stack") or {}
+        settings = dict(ic["spec"].get("stack") or {})
+        if (ic["spec"].get("gateway") or {}).get("className"):   # bring your own gateway: no Envoy Gateway
+            settings["envoyGateway"] = {**(settings.get("envoyGateway") or {}), "enabled": False}
         pinned = {(ch.name, (settings.get(comp.key) or {}).get("version") or comp.version)
                   for comp in stack.COMPONENTS if (settings.get(comp.key) or {}).get("enabled", True)
                   for ch in comp.charts}
@@ -316,6 +319,61 @@ def test_simulate_lab_agrees_with_crossplane(e2e):
     # ... and the same pods as under Crossplane (endpoint pickers and cache hydration included).
     xp_pods = parity.pod_rows({c: Remote(e2e.lab).placements(c) for c in sorted(e2e.lab.clusters)}, namespaces)
     assert xp_pods == sim_pods
+
+
+# --- requests through what Crossplane composed ----------------------------------------------
+
+
+@pytest.mark.e2e_data_plane
+def test_each_model_service_answers_through_the_inference_gateway(e2e):
+    """One chat completion per ModelService the lab can answer (``e2e.traffic.unanswerable``), sent to
+    its ``status.address``: the control plane's Traefik (serving the Gateway and routes real Crossplane
+    composed on its API server) -> the cluster's Traefik -> a mock engine. The answer comes from a
+    replica the service routes to, and the engine saw ``/v1/...`` whatever prefix matched."""
+    from modelplane.e2e import controlplane
+
+    rec = controlplane.Record.load(e2e.state / "control-plane")
+    assert e2e.lab.network is not None and rec.gateway, (
+        "the e2e ran without the lab's data plane, so no request can travel: run it as root (it makes a "
+        "network namespace) with traefik built (`make tools`), or opt out with MODELPLANE_LAB_DATA_PLANE=0")
+    ig = e2e.get("inferencegateways")["items"]
+    assert [g["spec"].get("gatewayClassName") for g in ig] == ["modelplane-lab"]
+    assert ig[0]["status"]["address"] == rec.gateway, ig[0]["status"]   # Traefik wrote it on the Gateway
+
+    endpoints = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in e2e.get("modelendpoints", "-A")["items"]}
+    services = sorted(e2e.get("modelservices", "-A")["items"], key=lambda o: parity.key_of(o))
+    assert services
+    report, sent = [], 0
+    for svc in services:
+        ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
+        eps = [endpoints[(ns, e["name"])] for e in (svc.get("status") or {}).get("endpoints") or []]
+        replicas = {r for e in eps if (r := traffic.replica_of(e))}
+        routes = {c: _route(e2e, c, ns, name) for c in sorted({r[2] for r in replicas})}
+        why = traffic.unanswerable(svc, eps, routes)
+        if why:
+            report.append(f"{ns}/{name}: not sent: {why}")
+            continue
+        url = svc["status"]["address"].rstrip("/")
+        assert urlsplit(url).hostname == rec.gateway, url
+        code, who, models = traffic.request(url + "/v1/models")
+        assert code == 200, (url, models)
+        model = models["data"][0]["id"]
+        code, who, body = traffic.request(url + "/v1/chat/completions",
+                                          {"model": model, "messages": [{"role": "user", "content": "hello"}]})
+        assert code == 200, (url, body)
+        assert (who.get("deployment"), who.get("replica"), who.get("cluster")) in replicas, (url, who, replicas)
+        assert body["model"] == model and body["modelplane"]["path"] == "/v1/chat/completions", body
+        report.append(f"{ns}/{name}: 200 {model} from {who.get('cluster')}/{who.get('pod')}")
+        sent += 1
+    print("\n".join(["", *report]))
+    assert sent, "no ModelService the lab can answer:\n" + "\n".join(report)
+
+
+def _route(e2e, cluster: str, namespace: str, name: str) -> dict | None:
+    """The ModelService's HTTPRoute on ``cluster`` (hop 2), None when there is none."""
+    out = e2e.kubectl("get", "httproutes.gateway.networking.k8s.io", name, "-n", namespace, "-o", "json",
+                      "--ignore-not-found", kubeconfig=e2e.cluster_kubeconfig(cluster))
+    return json.loads(out) if out.strip() else None
 
 
 def test_scale_adds_and_removes_replicas(e2e):

@@ -263,3 +263,96 @@ def test_only_the_documented_differences_are_set_aside():
     real = {"forProvider": {"chart": {"name": "lws", "pullSecretRef": {"name": "creds"}}}}
     assert parity.without_known_differences("Release", real) == real
     assert parity.without_known_differences("Object", {"order": replica["order"]}) == {"order": replica["order"]}
+
+
+# --- the data plane: which gateway class, which services the lab can answer ---------------------
+
+
+def test_with_a_data_plane_every_gateway_naming_none_names_the_lab_class(tmp_path):
+    from modelplane.e2e import fleet
+    src = tmp_path / "src"
+    src.mkdir()
+    docs = [{"kind": "InferenceCluster", "metadata": {"name": "a"}, "spec": {"cluster": {"source": "GKE"}}},
+            {"kind": "InferenceCluster", "metadata": {"name": "b"},
+             "spec": {"cluster": {"source": "Existing"}, "gateway": {"className": "istio"}}},
+            {"kind": "InferenceGateway", "metadata": {"name": "default"}, "spec": {"loadBalancer": "Cloud"}},
+            {"kind": "InferenceClass", "metadata": {"name": "c"}, "spec": {}}]
+    (src / "f.yaml").write_text(yaml.safe_dump_all(docs))
+    fleet.rewrite([src], tmp_path / "lab", gateway_class=fleet.LAB_GATEWAY_CLASS)
+    out = {d["metadata"]["name"]: d for d in yaml.safe_load_all((tmp_path / "lab" / "f.yaml").read_text())}
+    assert out["a"]["spec"]["gateway"] == {"className": "modelplane-lab"}
+    assert out["b"]["spec"]["gateway"] == {"className": "istio"}           # a class of its own stays
+    assert out["default"]["spec"] == {"loadBalancer": "Cloud", "gatewayClassName": "modelplane-lab"}
+    assert out["c"] == docs[3]
+    fleet.rewrite([src], tmp_path / "plain")                                # no data plane: as written
+    plain = {d["metadata"]["name"]: d for d in yaml.safe_load_all((tmp_path / "plain" / "f.yaml").read_text())}
+    assert "gateway" not in plain["a"]["spec"] and "gatewayClassName" not in plain["default"]["spec"]
+
+
+def _endpoint(name: str, **labels: str) -> dict:
+    return {"metadata": {"name": name, "namespace": "ml-team", "labels": labels}}
+
+
+def _route(*refs: dict) -> dict:
+    return {"spec": {"rules": [{"backendRefs": list(refs)}]}}
+
+
+def test_the_lab_answers_a_service_only_when_every_endpoint_is_in_fleet_behind_services():
+    from modelplane.e2e import traffic
+    svc = {"metadata": {"namespace": "ml-team", "name": "qwen"}}
+    rep = _endpoint("qwen-0", **{"modelplane.ai/deployment": "qwen", "modelplane.ai/replica": "0",
+                                 "modelplane.ai/cluster": "west"})
+    assert traffic.replica_of(rep) == ("qwen", "0", "west")
+    service_route = _route({"name": "qwen-0-west-qwen", "port": 8000})       # kind omitted: Service
+    assert traffic.unanswerable(svc, [rep], {"west": service_route}) == ""
+    pool = _route({"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "pd"})
+    assert "inference.networking.k8s.io/InferencePool" in traffic.unanswerable(svc, [rep], {"west": pool})
+    assert "no HTTPRoute on cluster west" in traffic.unanswerable(svc, [rep], {"west": None})
+    external = _endpoint("together", provider="together")
+    assert traffic.replica_of(external) is None
+    assert "external provider endpoint(s) together" in traffic.unanswerable(svc, [rep, external],
+                                                                            {"west": service_route})
+    both = traffic.unanswerable(svc, [rep, external], {"west": pool})         # every reason, not the first
+    assert "together" in both and "InferencePool" in both
+    assert "routes to no endpoint" in traffic.unanswerable(svc, [], {})
+
+
+def test_requests_go_only_to_the_labs_own_addresses():
+    from modelplane.e2e import traffic
+    with pytest.raises(ValueError, match="outside the lab's network"):
+        traffic.request("http://203.0.113.10/ml-team/qwen/v1/models")
+
+
+def test_the_control_plane_traefik_mirrors_the_labs_own():
+    """``e2e.gateway`` restates what the lab keeps private; these are the lab's very facts."""
+    from pathlib import Path
+
+    from modelplane.e2e import fleet, gateway
+    from modelplane.lab import GATEWAY_CLASS, dataplane, netns
+    assert gateway.traefik(Path("/t"), "198.18.3.9") == dataplane.traefik(Path("/t"), "198.18.3.9")
+    ours, labs = gateway.gateway_class(), dataplane.gateway_class("x")
+    assert (ours["metadata"]["name"], ours["spec"]["controllerName"]) == (labs["metadata"]["name"],
+                                                                          labs["spec"]["controllerName"])
+    assert fleet.LAB_GATEWAY_CLASS == GATEWAY_CLASS
+    assert gateway.INSIDE == netns.INSIDE
+    assert (gateway.HTTP_PORT, gateway.PING_PORT) == (dataplane.HTTP_PORT, dataplane.PING_PORT)
+    net = gateway.Network(namespace="mplab-x", slot=3, host="198.18.3.1")
+    plan = netns.Plan(3)
+    assert net.gateway == plan.crossplane_gateway
+    taken = {plan.host, plan.inside, plan.control_plane_gateway, *(plan.gateway(i) for i in range(netns.MAX_CLUSTERS))}
+    assert net.gateway not in taken
+    assert gateway.accepted({"metadata": {"generation": 2}, "status": {"conditions": [
+        {"type": "Accepted", "status": "True", "observedGeneration": 2}]}})
+    assert not gateway.accepted({"metadata": {"generation": 2}, "status": {"conditions": [
+        {"type": "Accepted", "status": "True", "observedGeneration": 1}]}})
+
+
+def test_the_data_plane_is_wanted_unless_opted_out_or_not_root(monkeypatch):
+    import os
+
+    from modelplane.e2e import controlplane
+    monkeypatch.setenv("MODELPLANE_LAB_DATA_PLANE", "0")
+    assert controlplane.data_plane_opted_out() and not controlplane.wants_data_plane()
+    monkeypatch.setenv("MODELPLANE_LAB_DATA_PLANE", "1")
+    assert not controlplane.data_plane_opted_out()
+    assert controlplane.wants_data_plane() == (os.geteuid() == 0)

@@ -1,7 +1,7 @@
 """Real Crossplane on the lab: a control-plane cluster that reconciles Modelplane.
 
-``modelplane e2e up`` starts, on loopback, a control-plane API server (etcd +
-kube-apiserver from ``modelplane.kube``), kube-controller-manager, Crossplane
+``modelplane e2e up`` starts, on loopback (on the lab's host address when the lab has
+its data plane), a control-plane API server (etcd + kube-apiserver from ``modelplane.kube``), kube-controller-manager, Crossplane
 core v2.3 run out of cluster with ``--package-runtime=External``, a local OCI
 registry holding every package ``crossplane.yaml`` depends on, and this
 package's External runtime, which runs provider-kubernetes, provider-helm and
@@ -22,6 +22,8 @@ Modules, one job each:
 - ``supervise``: the controller process (runtime passes, the control plane's gateway stand-in)
 - ``fleet``: the platform manifests rewritten as ``Existing`` InferenceClusters of the lab
 - ``parity``: ``modelplane simulate --lab`` over the same fleet, recorded for the comparison
+- ``gateway``: with the lab's data plane, a Traefik serving the control plane's Gateway and routes
+- ``traffic``: which ModelServices the lab can answer, and one request to each
 - ``controlplane``: brings it all up and down, records what runs
 
 The processes, ports, HTTP probes and certificates (Crossplane's CA signing

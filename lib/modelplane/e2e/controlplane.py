@@ -1,10 +1,12 @@
 """The control-plane cluster: brought up in order, recorded, brought down by pid.
 
     up(state)      etcd + kube-apiserver, kube-controller-manager, the local registry
-                   with every package, Crossplane core (init + start), the
-                   supervisor (External runtime + gateway stand-in), then the
-                   user's step: ImageConfigs and the Configuration; returns when
-                   the Configuration is healthy and every XRD is established.
+                   with every package, Crossplane core (init + start), with a lab
+                   data plane a Traefik for the control plane's Gateway API objects
+                   (``e2e.gateway``), the supervisor (External runtime + gateway
+                   stand-in), then the user's step: ImageConfigs and the
+                   Configuration; returns when the Configuration is healthy and
+                   every XRD is established.
     status(state)  what runs, what died, every package's health
     down(state)    stops every recorded pid, newest first
 
@@ -26,11 +28,12 @@ from typing import Any
 import yaml
 
 from modelplane import paths
-from modelplane.e2e import charts, core, package_runtime, packages, upstream
+from modelplane.e2e import charts, core, gateway, package_runtime, packages, upstream
 from modelplane.e2e.registry import Registry
 from modelplane.kube import APIServer, Client, Etcd, components
 from modelplane.kube.net import free_port, http_ok
 from modelplane.kube.process import ComponentError, Process
+from modelplane.lab import NO_DATA_PLANE_ENV
 
 RECORD = "controlplane.json"
 CONTROL_PLANE = "control-plane"
@@ -50,6 +53,7 @@ class Record:
     logs: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     functions: str = "serve"   # what the runtime runs for a FunctionRevision: serve | image
+    gateway: str = ""          # the control plane's Traefik address (a lab data plane), else ""
 
     def save(self) -> None:
         Path(self.state, RECORD).write_text(json.dumps(self.__dict__, indent=2))
@@ -143,7 +147,10 @@ def xpkg_dir() -> Path:
     return Path(os.environ.get("MODELPLANE_XPKG_DIR") or paths.ROOT / "_output")
 
 
-def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print, functions: str | None = None) -> Record:
+def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print, functions: str | None = None,
+       network: gateway.Network | None = None) -> Record:
+    """With ``network`` (the lab's data plane), the API server listens on the lab's host address
+    and a Traefik in the lab's namespace serves the Gateway API objects composed here."""
     state = state.resolve()
     state.mkdir(parents=True, exist_ok=True)
     rec = Record(str(state), functions=functions or functions_mode())
@@ -164,7 +171,8 @@ def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print, functions: str
     try:
         etcd = step("etcd", lambda: Etcd(state / "etcd"))
         keep("etcd", etcd.process)
-        api = step("kube-apiserver", lambda: APIServer(state / CONTROL_PLANE, etcd.endpoint, name=CONTROL_PLANE))
+        api = step("kube-apiserver", lambda: APIServer(state / CONTROL_PLANE, etcd.endpoint, name=CONTROL_PLANE,
+                                                       address=network.host if network else "127.0.0.1"))
         keep("kube-apiserver", api.process)
         rec.kubeconfig, rec.server = str(api.kubeconfig), api.url
         client = api.client()
@@ -176,6 +184,9 @@ def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print, functions: str
         prebuilt = xpkg_dir() if rec.functions == "image" else None
         pkgs = step("packages", lambda: _push_all(xp, registry.host, state / "packages", prebuilt))
         step("crds", lambda: install_crds(client, CONTROL_PLANE_CRDS))
+        if network is not None:
+            keep(gateway.NAME, step("gateway", lambda: gateway.start(client, api.kubeconfig, network, state)))
+            rec.gateway = network.gateway
         step("crossplane-init", lambda: core.init(client, api.kubeconfig, state))
         xpc = step("crossplane", lambda: core.Core(client, api.kubeconfig, state))
         keep("crossplane", xpc.process)
@@ -263,6 +274,22 @@ def register(client: Client, lab: Any) -> list[str]:
     return names
 
 
+def data_plane_default() -> bool:
+    """``$MODELPLANE_LAB_DATA_PLANE`` not 0 (or false, no, off): what ``modelplane lab up`` reads too."""
+    return os.environ.get(NO_DATA_PLANE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def wants_data_plane() -> bool:
+    """The e2e runs over the lab's data plane (requests really travel) when this process is root
+    and ``$MODELPLANE_LAB_DATA_PLANE`` is not 0; otherwise the lab has none (docs/e2e-crossplane.md)."""
+    return data_plane_default() and os.geteuid() == 0
+
+
+def data_plane_opted_out() -> bool:
+    """The user asked for no data plane (``$MODELPLANE_LAB_DATA_PLANE=0``), as opposed to not being root."""
+    return not data_plane_default()
+
+
 def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIMEOUT, log=print,
                 simulate_lab: list[Path] | None = None) -> tuple[Record, Any]:
     """The whole lab: the platform manifests rewritten as Existing (``state/fleet``), one workload
@@ -276,14 +303,19 @@ def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIM
     from modelplane.lab import up as lab_up
 
     state = state.resolve()
-    fleet.rewrite(platform, state / "fleet")
+    data_plane = wants_data_plane()
+    # The fleet names the lab's GatewayClass itself (bring your own gateway), so Crossplane and
+    # simulate --lab compose the very same objects (simulate --lab would otherwise pick it alone,
+    # lab.backend.LabPhysical.adopt). Without a data plane both compose the examples as written.
+    fleet.rewrite(platform, state / "fleet", gateway_class=fleet.LAB_GATEWAY_CLASS if data_plane else None)
     t = time.monotonic()
-    # No data plane: Crossplane composes the examples as written (Envoy Gateway's class), which
-    # is what simulate --lab must agree with; with one, simulate --lab would give every gateway
-    # the lab's class (lab.backend.LabPhysical.adopt). Requests through real Crossplane's routes
-    # are not sent yet (docs/e2e-crossplane.md).
-    lab = lab_up(state / "fleet", state / "lab", progress=lambda m: log(f"  lab: {m}"), data_plane=False)
+    lab = lab_up(state / "fleet", state / "lab", progress=lambda m: log(f"  lab: {m}"), data_plane=data_plane)
     lab_seconds = round(time.monotonic() - t, 1)
+    network = gateway.Network.of(lab)
+    if data_plane and network is None:
+        lab_down(state / "lab")
+        raise ComponentError("the lab came up without its gateways (is traefik built? `make tools`): the e2e "
+                             f"sends requests through them; set {NO_DATA_PLANE_ENV}=0 to run without")
     try:
         sim_seconds = None
         if simulate_lab is not None:
@@ -292,7 +324,7 @@ def up_with_lab(platform: list[Path], state: Path, *, timeout: float = READY_TIM
                                  state / parity.RECORD)
             sim_seconds = round(time.monotonic() - t, 1)
             log(f"  simulate --lab: {done['seconds']} s (exit {done['returncode']}), with the reset {sim_seconds} s")
-        rec = up(state / "control-plane", timeout=timeout, log=log)
+        rec = up(state / "control-plane", timeout=timeout, log=log, network=network)
         rec.timings["lab"] = lab_seconds
         if sim_seconds is not None:
             rec.timings["simulate-lab"] = sim_seconds

@@ -8,6 +8,12 @@ with the kubeconfig Secret the lab wrote (``existing.kubeconfigSecretRef``)
 and the lab's RWX StorageClass for model caches. Pools, classes, labels and
 taints stay as written, so placements mean the same thing.
 
+With the lab's data plane, every InferenceCluster's ``spec.gateway.className`` and the
+InferenceGateway's ``spec.gatewayClassName`` name the lab's GatewayClass (``modelplane-lab``,
+served by Traefik) when they name none: bring your own gateway, as a team running Traefik would.
+Real Crossplane then composes routes the lab's data plane serves, and ``simulate --lab`` (which
+would pick that class on its own, ``lab.backend.LabPhysical.adopt``) composes the same.
+
 ``modelplane simulate --lab`` runs over the same rewritten folder, so both
 sides start from identical manifests.
 """
@@ -23,6 +29,7 @@ import yaml
 NAMESPACE = "modelplane-system"
 STORAGE_CLASS = "modelplane-rwx"
 POOL_FIELDS = ("name", "class", "nodeCount")
+LAB_GATEWAY_CLASS = "modelplane-lab"   # lab.dataplane.GATEWAY_CLASS (kept import-free: a pure module)
 
 
 def secret_ref(name: str) -> dict[str, str]:
@@ -45,14 +52,29 @@ def as_existing(doc: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def rewrite(sources: Iterable[Path], dest: Path) -> list[Path]:
-    """Copy every YAML file of ``sources`` (files or folders) into ``dest``, InferenceClusters as Existing."""
+def with_gateway_class(doc: Mapping[str, Any], class_name: str) -> dict[str, Any]:
+    """An InferenceCluster or InferenceGateway that names no GatewayClass, naming ``class_name``
+    (one that names its own keeps it; other kinds are returned unchanged)."""
+    out = copy.deepcopy(dict(doc))
+    spec = out.get("spec") or {}
+    if out.get("kind") == "InferenceCluster" and not (spec.get("gateway") or {}).get("className"):
+        out["spec"] = {**spec, "gateway": {**(spec.get("gateway") or {}), "className": class_name}}
+    elif out.get("kind") == "InferenceGateway" and not spec.get("gatewayClassName"):
+        out["spec"] = {**spec, "gatewayClassName": class_name}
+    return out
+
+
+def rewrite(sources: Iterable[Path], dest: Path, *, gateway_class: str | None = None) -> list[Path]:
+    """Copy every YAML file of ``sources`` (files or folders) into ``dest``, InferenceClusters as Existing;
+    with ``gateway_class``, every gateway naming none names it (``with_gateway_class``)."""
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     for src in sources:
         files = sorted(src.glob("*.yaml")) if src.is_dir() else [src]
         for path in files:
             docs = [as_existing(d) for d in yaml.safe_load_all(path.read_text()) if d]
+            if gateway_class:
+                docs = [with_gateway_class(d, gateway_class) for d in docs]
             out = dest / path.name
             out.write_text(yaml.safe_dump_all(docs, sort_keys=False))
             written.append(out)

@@ -7,6 +7,7 @@ labs (``pytest -n 2`` runs up to four, beside a developer's) never share an addr
 
     198.18.<k>.1/24          the host end of the veth (API servers of the lab bind here)
     198.18.<k>.2/24          the namespace end (``eth0`` inside the namespace)
+    198.18.<k>.9             the Crossplane e2e's control-plane gateway (``modelplane.e2e.gateway``)
     198.18.<k>.10            the control-plane gateway (its Traefik)
     198.18.<k>.<11+i>        cluster ``i``'s gateway (its Traefik)
     198.19.<32k>.0/19        the lab's pods, routed from the host via 198.18.<k>.2
@@ -67,6 +68,11 @@ class Plan:
     @property
     def control_plane_gateway(self) -> str:
         return f"198.18.{self.slot}.10"
+
+    @property
+    def crossplane_gateway(self) -> str:
+        """The gateway of the Crossplane e2e's own control plane (``modelplane.e2e``), beside the lab's."""
+        return f"198.18.{self.slot}.9"
 
     def gateway(self, cluster: int) -> str:
         self._check(cluster)
