@@ -14,7 +14,8 @@ subnet (its first half) is composed in the resource group
 (``aks.resourceGroupName``, or one composed as ``<cluster>-rg``). A cluster
 identity in a network it did not create needs "Network Contributor" on the
 subnet to program load balancers and join nodes; that role assignment is
-composed as soon as the cluster reports its identity's principal ID.
+composed as soon as the cluster reports its identity's principal ID, and is
+deleted only after the cluster and every node pool (``deletion_order``).
 
 The model cache uses the ``modelplane-rwx`` Azure Files class (NFS on
 premium file shares; the subnet carries the Microsoft.Storage service
@@ -225,8 +226,19 @@ def storage_class(t: Target, provider_config: str) -> dict[str, dict]:
 
 
 def deletion_order(t: Target) -> list[tuple[str, str]]:
-    """The role assignment names the subnet by ID (no ref), so say it outright."""
-    return [(ROLE_KEY, SUBNET_KEY)]
+    """The role assignment names the subnet by ID (no ref), so say it outright; and it
+    outlives whoever acts with it: the cluster (its identity programs load balancers in
+    the subnet) and every node pool (its nodes join the subnet under that identity).
+
+    AKS documents Network Contributor on a subnet it did not create as what the cluster
+    identity needs (``subnets/join/action``, ``subnets/read``: learn.microsoft.com,
+    "Use a managed identity in AKS" and "AKS service permissions"), so it must last
+    while anything acting under that identity may still touch the subnet.
+    Nothing refers to the assignment (its principal and scope are IDs), so every order
+    is said here; it exists only once the cluster reports its identity (``late``).
+    """
+    users = ["cluster", *(SOURCE.pool_key(p["name"]) for p in t.node_pools)]
+    return [(ROLE_KEY, SUBNET_KEY), *((user, ROLE_KEY) for user in users)]
 
 
 SOURCE = Source(

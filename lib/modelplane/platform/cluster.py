@@ -165,10 +165,13 @@ def cloud(c: Composition, plan: Plan, inputs: Inputs) -> list[tuple[str, str, in
 
 
 def deletion_order(c: Composition, plan: Plan) -> None:
-    """Usages that keep each network resource until everything composed on it is deleted."""
+    """Usages that keep each network resource, and whatever the cloud orders (its IAM roles
+    and role assignment), until everything composed on it is deleted."""
     desired = {k: d for k in c.desired_names() if (d := c.desired(k)) is not None}
     guarded = [k for k in desired if k.startswith(NETWORK_PREFIX)]
     extra = plan.source.deletion_order(plan.target) if plan.source.deletion_order else []
+    # Usages of what the cloud orders go when their user does, like those of the network.
+    stale = (ordering.USAGE_PREFIX + NETWORK_PREFIX, *sorted({ordering.usage_prefix(used) for _, used in extra}))
     wanted = set()
     for user_key, used_key in ordering.edges(desired, guarded, extra):
         key = ordering.usage_key(user_key, used_key)
@@ -176,8 +179,8 @@ def deletion_order(c: Composition, plan: Plan) -> None:
         # A Usage only guards deletion; it has nothing to become ready.
         c.desire(key, ordering.usage(desired[used_key], desired[user_key], plan.labels), ready=True)
     for key in sorted(c.observed):
-        if key.startswith(ordering.USAGE_PREFIX + NETWORK_PREFIX) and key not in wanted:
-            c.drop(key)
+        if key.startswith(stale) and key not in wanted:
+            c.drop(key)  # its user is gone, or no longer uses it
 
 
 def access(c: Composition, plan: Plan) -> None:

@@ -5,9 +5,10 @@ spans every composed subnet and node groups run in the private ones.
 
 Upstream facts kept minimal: the cluster role trusts eks.amazonaws.com and
 holds AmazonEKSClusterPolicy; the node role trusts ec2.amazonaws.com and
-holds the worker, CNI and ECR read-only policies. ClusterAuth writes a
-kubeconfig (key ``kubeconfig``) that the provider configs read. The cache
-StorageClass is the admin's (EFS, bring your own in v0.1).
+holds the worker, CNI and ECR read-only policies. Each role and its policy
+attachments outlive whoever runs as the role (``deletion_order``). ClusterAuth
+writes a kubeconfig (key ``kubeconfig``) that the provider configs read. The
+cache StorageClass is the admin's (EFS, bring your own in v0.1).
 """
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ def _trust(service: str) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
+def _attachment_key(who: str, policy: str) -> str:
+    return f"rpa-{who}-{policy.lower().replace('_', '-')}"
+
+
 def _role(t: Target, who: str, service: str, policies: tuple[str, ...]) -> dict[str, dict]:
     pc = cluster_provider_config(t.cloud_provider_config)
     role_name = t.key_name(who)
@@ -49,8 +54,7 @@ def _role(t: Target, who: str, service: str, policies: tuple[str, ...]) -> dict[
         "spec": {"forProvider": {"assumeRolePolicy": _trust(service)}, "providerConfigRef": pc},
     }}
     for policy in policies:
-        key = f"rpa-{who}-{policy.lower().replace('_', '-')}"
-        out[key] = {
+        out[_attachment_key(who, policy)] = {
             "apiVersion": IAM_API, "kind": "RolePolicyAttachment",
             "metadata": meta(t.key_name(who, policy.lower().replace("_", "-")), t.labels),
             "spec": {"forProvider": {"policyArn": POLICY + policy, "roleRef": {"name": role_name}},
@@ -119,8 +123,40 @@ def pool(t: Target, p: CloudPool) -> dict:
     }
 
 
+def deletion_order(t: Target) -> list[tuple[str, str]]:
+    """The network's orders, and each IAM role with its policy attachments kept until
+    whoever runs as the role is gone: the cluster for the cluster role, every node
+    group for the node role.
+
+    EKS deletes what it made in the account (the cluster's security groups, a node
+    group's instances and network interfaces) with the role's permissions, so the
+    role and its attachments must outlive the deletion (upjet provider-aws v2.6.0,
+    ``eks.aws.m.upbound.io_clusters.yaml:259-266``, spec.forProvider.roleArn: "otherwise
+    EKS cannot delete EKS managed EC2 infrastructure such as Security Groups on EKS
+    Cluster deletion"; for node groups, "EC2 Instances and Elastic Network Interfaces":
+    hashicorp/terraform-provider-aws ``website/docs/r/eks_node_group.html.markdown``,
+    Example Usage, whose depends_on names all three node policy attachments). A role
+    also outlives its attachments: IAM refuses to delete a role that still has managed
+    policies attached (DeleteConflict), and the Role does not detach them
+    (``iam.aws.m.upbound.io_roles.yaml:72-75``, forceDetachPolicies defaults to false).
+    Only network resources are guarded by reference (``cluster.deletion_order``), so
+    every order is listed here, those the refs show (``roleArnRef``, ``nodeRoleArnRef``,
+    ``roleRef``) too.
+    """
+    users = {"cluster": ["cluster"], "node": [SOURCE.pool_key(p["name"]) for p in t.node_pools]}
+    out = list(eks_network.deletion_order(t))
+    for who, policies in (("cluster", CLUSTER_POLICIES), ("node", NODE_POLICIES)):
+        role = f"role-{who}"
+        out += [(user, role) for user in users[who]]
+        for policy in policies:
+            attachment = _attachment_key(who, policy)
+            out.append((attachment, role))
+            out += [(user, attachment) for user in users[who]]
+    return out
+
+
 SOURCE = Source(
     name="EKS", block="eks", provisioning="eks",
     infra=infra, pool=pool, kubeconfig=connection_secret, cluster_key="cluster",
-    deletion_order=eks_network.deletion_order,
+    deletion_order=deletion_order,
 )

@@ -10,9 +10,12 @@ dependency order with no retries against the cloud's API.
 The order is read off the resources themselves: whoever names a guarded
 resource through a ``...Ref``/``...Refs`` field (a subnet's ``vpcIdRef``, a
 node group's ``subnetIdRefs``) is deleted first. A cloud adds the few
-orders no reference shows (``Source.deletion_order``). Usages only point
-from users to what they use, so they form no cycle and nothing is left
-holding the last resource (the VPC, the network, the resource group).
+orders no reference shows (``Source.deletion_order``): EKS's IAM roles and
+policy attachments wait for the cluster and node groups that run as them,
+AKS's role assignment for the cluster and node pools that act with it. Usages
+only point from users to what they use, so they form no cycle and nothing is
+left holding the last resource (the VPC, the network, the resource group, a
+role).
 
 The same mechanism keeps a workload cluster's ClusterProviderConfigs (the
 ``kubernetes.m`` and ``helm.m`` ones its InferenceCluster composes) until
@@ -147,7 +150,12 @@ def edges(resources: Mapping[str, Mapping[str, Any]], guarded: Iterable[str],
 
 def usage_key(user_key: str, used_key: str) -> str:
     """composition-resource-name of the Usage that orders ``user_key`` before ``used_key``."""
-    return f"{USAGE_PREFIX}{used_key}-by-{user_key}"
+    return f"{usage_prefix(used_key)}{user_key}"
+
+
+def usage_prefix(used_key: str) -> str:
+    """What the composition-resource-name of every ``usage_key`` of ``used_key`` starts with."""
+    return f"{USAGE_PREFIX}{used_key}-by-"
 
 
 # --- workload clusters' provider configs -------------------------------------------------
