@@ -101,11 +101,22 @@ def _apply(sim, key, change) -> None:
     sim.world.apply(admitted(xr))
 
 
+def _serving(sim, key, count: int) -> bool:
+    """``count`` replicas placed, every one Ready, nothing leaving."""
+    st = sim.world.xrs[key].obj.get("status") or {}
+    return (not _removals(sim) and len(st.get("placements") or []) == count
+            and (st.get("replicas") or {}).get("ready") == count)
+
+
 def test_scale_down_under_load_fails_no_request_and_the_replica_stops_answering(running):
     sim = running
+    _apply(sim, KEY_A, lambda spec: spec.update(replicas=3))      # the issue's 3 -> 1
+    _settle(sim, lambda: _serving(sim, KEY_A, 3))
     client = Client(_url(sim))
     client.start()
     time.sleep(1)
+    first = {a["replica"] for a in client.answers if a["deployment"] == "chat-a"}
+    assert len(first) >= 2, first    # the loop reaches more than one of the three before the change
     _apply(sim, KEY_A, lambda spec: spec.update(replicas=1))
     _settle(sim, lambda: not _removals(sim) and len(
         sim.world.xrs[KEY_A].obj["status"].get("placements") or []) == 1)
