@@ -280,7 +280,7 @@ def _agree_with_crossplane(e2e, sim_xrs: dict, sim_composed: dict, owners: tuple
     assert not_alike == {}, "Ready (crossplane, simulate) differs"
 
 
-def _eventually_agree(e2e, *args, timeout: float = 180, every: float = 10, **kwargs) -> None:
+def _eventually_agree(e2e, *args, timeout: float = 300, every: float = 10, **kwargs) -> None:
     """``_agree_with_crossplane`` once Crossplane has caught up: a ModelService renders its hop-2
     routes only after the replicas it selects publish their backends, and Crossplane reconciles it
     again on a watch event or its poll interval (10 s here), so a comparison made right after the
