@@ -20,26 +20,16 @@ request to an address of the lab's network (``in_lab``) and nothing else.
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from modelplane.lab import in_lab
 from modelplane.mockengine.server import HEADER as ANSWERED_BY
 
 DEPLOYMENT, REPLICA, CLUSTER = "modelplane.ai/deployment", "modelplane.ai/replica", "modelplane.ai/cluster"
 TIMEOUT = 10.0
-LAB_NET = ipaddress.ip_network("198.18.0.0/15")   # RFC 2544: the lab's whole network (docs/tools/lab.md)
-
-
-def in_lab(host: str) -> bool:
-    """Only the lab's own addresses (its test network, loopback) are ever asked."""
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return ip.is_loopback or ip in LAB_NET
 
 
 def replica_of(endpoint: Mapping[str, Any]) -> tuple[str, str, str] | None:

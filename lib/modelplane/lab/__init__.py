@@ -34,14 +34,32 @@ Other packages use the lab through the names below only (a test checks it).
 from modelplane.lab.backend import LabMismatch, LabPhysical, open_lab, warnings
 from modelplane.lab.dataplane import GATEWAY_CLASS
 from modelplane.lab.outage import OutageError, cluster_down, cluster_up
-from modelplane.lab.probe import probe
+from modelplane.lab.probe import in_lab, probe
 from modelplane.lab.remote import Remote
 from modelplane.lab.runner import NO_DATA_PLANE_ENV, READY_TIMEOUT, LabError, down, status, up
 from modelplane.lab.standin import sweep
 from modelplane.lab.state import ClusterInfo, LabState, default_dir
 
 __all__ = [
-    "GATEWAY_CLASS", "NO_DATA_PLANE_ENV", "READY_TIMEOUT", "ClusterInfo", "LabError", "LabMismatch", "LabPhysical",
-    "LabState", "OutageError", "Remote", "cluster_down", "cluster_up", "default_dir", "down", "open_lab", "probe",
-    "status", "sweep", "up", "warnings",
+    "GATEWAY_CLASS",
+    "NO_DATA_PLANE_ENV",
+    "READY_TIMEOUT",
+    "ClusterInfo",
+    "LabError",
+    "LabMismatch",
+    "LabPhysical",
+    "LabState",
+    "OutageError",
+    "Remote",
+    "cluster_down",
+    "cluster_up",
+    "default_dir",
+    "down",
+    "in_lab",
+    "open_lab",
+    "probe",
+    "status",
+    "sweep",
+    "up",
+    "warnings",
 ]
