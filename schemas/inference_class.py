@@ -205,6 +205,44 @@ class InferenceClassSpecProvisioningAks(BaseModel):
     """
 
 
+class InferenceClassSpecProvisioningNebius(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    platform: Annotated[
+        str, Field(max_length=64, min_length=1, pattern='^[a-z0-9]+(-[a-z0-9]+)*$')
+    ]
+    """
+    Nebius compute platform, e.g. gpu-h100-sxm, gpu-h200-sxm, gpu-b200-sxm.
+    """
+    preset: Annotated[
+        str, Field(max_length=64, min_length=1, pattern='^[a-z0-9]+(-[a-z0-9]+)*$')
+    ]
+    """
+    Resource preset of the platform, e.g. 8gpu-128vcpu-1600gb.
+    """
+    bootDiskSizeGib: Annotated[int | None, Field(ge=64, le=4096)] = 200
+    """
+    Boot disk size in GiB.
+    """
+    driversPreset: Annotated[str | None, Field(max_length=64)] = None
+    """
+    GPU drivers Nebius installs on the nodes (gpuSettings.driversPreset), e.g. cuda12; omitted = none (the image or an operator brings them).
+    """
+
+
+class InferenceClassSpecProvisioningVultr(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    plan: Annotated[
+        str, Field(max_length=64, min_length=1, pattern='^[a-z0-9]+(-[a-z0-9]+)*$')
+    ]
+    """
+    Vultr plan of the nodes, e.g. vcg-l40s-16c-180g-48vram.
+    """
+
+
 class InferenceClassSpecProvisioning(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -220,6 +258,14 @@ class InferenceClassSpecProvisioning(BaseModel):
     aks: InferenceClassSpecProvisioningAks | None = None
     """
     AKS node pool settings.
+    """
+    nebius: InferenceClassSpecProvisioningNebius | None = None
+    """
+    Nebius mk8s node group settings.
+    """
+    vultr: InferenceClassSpecProvisioningVultr | None = None
+    """
+    VKE node pool settings.
     """
 
 
@@ -249,7 +295,7 @@ class InferenceClassStatus(BaseModel):
     """
     providers: list[str] | None = None
     """
-    Sources this class can provision on (GKE, EKS, AKS); Existing always works.
+    Sources this class can provision on (GKE, EKS, AKS, Nebius, Vultr); Existing always works.
     """
 
 

@@ -222,6 +222,169 @@ class InferenceClusterSpecClusterAks(BaseModel):
     """
 
 
+class InferenceClusterSpecClusterNebiusNetwork(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    subnetId: Annotated[str | None, Field(max_length=128, min_length=1)] = None
+    """
+    An existing subnet's ID (vpcsubnet-...); omitted = Modelplane composes a network and a subnet that takes its addresses from the network's default pools.
+    """
+
+
+class InferenceClusterSpecClusterNebiusSystemNodeGroup(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    platform: Annotated[str | None, Field(max_length=64, min_length=1)] = 'cpu-d3'
+    """
+    Nebius CPU platform of the system nodes.
+    """
+    preset: Annotated[str | None, Field(max_length=64, min_length=1)] = '4vcpu-16gb'
+    """
+    Resource preset of the platform.
+    """
+    nodeCount: Annotated[int | None, Field(ge=1, le=10)] = 2
+    """
+    System nodes.
+    """
+
+
+class InferenceClusterSpecClusterNebiusCredentials(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    providerConfigName: Annotated[str | None, Field(max_length=253)] = 'default'
+    """
+    Nebius ClusterProviderConfig (nebius.m.upbound.io) name.
+    """
+
+
+class InferenceClusterSpecClusterNebiusCache(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    storageClassName: Annotated[str | None, Field(max_length=253)] = 'modelplane-rwx'
+    """
+    ReadWriteMany StorageClass for ModelCache PVCs (you provide it, e.g. over a Nebius shared filesystem).
+    """
+
+
+class InferenceClusterSpecClusterNebius(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    kubernetesVersion: Annotated[str | None, Field(max_length=64)] = None
+    """
+    mk8s version (MAJOR.MINOR); omitted = the Modelplane default (1.34).
+    """
+    network: InferenceClusterSpecClusterNebiusNetwork | None = None
+    """
+    The network of the control plane and the nodes.
+    """
+    systemNodeGroup: Annotated[
+        InferenceClusterSpecClusterNebiusSystemNodeGroup | None,
+        Field(validate_default=True),
+    ] = {}
+    """
+    The CPU node group for system pods and the inference stack's controllers (the GPU node groups are tainted).
+    """
+    credentials: Annotated[
+        InferenceClusterSpecClusterNebiusCredentials | None,
+        Field(validate_default=True),
+    ] = {}
+    """
+    Cloud credentials: the Nebius ClusterProviderConfig that provisions the cluster. Its service-account key (credentials.secretRef, identity.type ServiceAccount) is also what the kubernetes and helm provider configs authenticate to the cluster with (a Nebius kubeconfig holds the endpoint and CA only).
+    """
+    cache: Annotated[
+        InferenceClusterSpecClusterNebiusCache | None, Field(validate_default=True)
+    ] = {}
+    """
+    Model cache storage on this cluster.
+    """
+
+
+class InferenceClusterSpecClusterVultrVpc(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    id: Annotated[str | None, Field(max_length=64, min_length=1)] = None
+    """
+    An existing VPC's ID; omitted = VKE creates a VPC for the cluster.
+    """
+
+
+class InferenceClusterSpecClusterVultrSystemNodePool(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    plan: Annotated[str | None, Field(max_length=64, min_length=1)] = 'vc2-4c-8gb'
+    """
+    Vultr plan of the system nodes.
+    """
+    nodeCount: Annotated[int | None, Field(ge=1, le=10)] = 2
+    """
+    System nodes.
+    """
+
+
+class InferenceClusterSpecClusterVultrCredentials(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    providerConfigName: Annotated[str | None, Field(max_length=253)] = 'default'
+    """
+    Vultr ClusterProviderConfig (vultr.m.upbound.io) name.
+    """
+
+
+class InferenceClusterSpecClusterVultrCache(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    storageClassName: Annotated[str | None, Field(max_length=253)] = 'vultr-vfs-storage'
+    """
+    ReadWriteMany StorageClass for ModelCache PVCs (the default is the Vultr File System class VKE's CSI driver installs).
+    """
+
+
+class InferenceClusterSpecClusterVultr(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    region: Annotated[str, Field(max_length=16, min_length=1, pattern='^[a-z]{3,4}$')]
+    """
+    Vultr region ID, e.g. ewr.
+    """
+    kubernetesVersion: Annotated[str | None, Field(max_length=64)] = None
+    """
+    VKE version as VKE lists it, e.g. v1.34.1+1; omitted = the Modelplane default.
+    """
+    vpc: InferenceClusterSpecClusterVultrVpc | None = None
+    """
+    The VPC of the nodes.
+    """
+    systemNodePool: Annotated[
+        InferenceClusterSpecClusterVultrSystemNodePool | None,
+        Field(validate_default=True),
+    ] = {}
+    """
+    VKE's default node pool, of CPU nodes, for system pods and the inference stack's controllers (the GPU pools are tainted).
+    """
+    credentials: Annotated[
+        InferenceClusterSpecClusterVultrCredentials | None, Field(validate_default=True)
+    ] = {}
+    """
+    Cloud credentials used to provision the cluster.
+    """
+    cache: Annotated[
+        InferenceClusterSpecClusterVultrCache | None, Field(validate_default=True)
+    ] = {}
+    """
+    Model cache storage on this cluster.
+    """
+
+
 class InferenceClusterSpecClusterExistingKubeconfigSecretRef(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -270,9 +433,9 @@ class InferenceClusterSpecCluster(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
-    source: Literal['GKE', 'EKS', 'AKS', 'Existing']
+    source: Literal['GKE', 'EKS', 'AKS', 'Nebius', 'Vultr', 'Existing']
     """
-    GKE, EKS or AKS: Modelplane provisions it. Existing: bring your own.
+    GKE, EKS, AKS, Nebius or Vultr: Modelplane provisions it. Existing: bring your own.
     """
     gke: InferenceClusterSpecClusterGke | None = None
     """
@@ -285,6 +448,14 @@ class InferenceClusterSpecCluster(BaseModel):
     aks: InferenceClusterSpecClusterAks | None = None
     """
     An AKS cluster Modelplane provisions.
+    """
+    nebius: InferenceClusterSpecClusterNebius | None = None
+    """
+    A Nebius managed Kubernetes (mk8s) cluster Modelplane provisions; optional with source Nebius (every field has a default). Nebius resources have no region field: the cluster is created in the project of the Nebius ClusterProviderConfig that credentials names (its spec.projectID), and a project belongs to one region.
+    """
+    vultr: InferenceClusterSpecClusterVultr | None = None
+    """
+    A Vultr Kubernetes Engine (VKE) cluster Modelplane provisions.
     """
     existing: InferenceClusterSpecClusterExisting | None = None
     """

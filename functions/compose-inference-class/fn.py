@@ -3,10 +3,11 @@
 A class composes nothing; it is read by clusters and the scheduler. This
 function rejects what admission cannot (names, quantities, versions) and
 reports Ready with a one-line description of the devices and the clouds
-it can provision on (GKE, EKS, AKS; Existing clusters can always use it).
+it can provision on (GKE, EKS, AKS, Nebius, Vultr; Existing clusters can always use it).
 """
 from modelplane.pipeline.composition import Composition
 from modelplane.pipeline.xr import parse
+from modelplane.platform.cluster import PROVISIONING_SOURCES
 from modelplane.platform.inference_class import check_class, summarize
 from modelplane.schemas.inference_class import InferenceClass
 
@@ -15,6 +16,6 @@ def compose(c: Composition) -> None:
     parse(InferenceClass, c.xr)  # shapes first: the checks below read plain data
     check_class(c.spec)
     summary = summarize(c.spec)
-    providers = sorted(name.upper() for name in (c.spec.get("provisioning") or {}))
+    providers = sorted(PROVISIONING_SOURCES.get(name, name.upper()) for name in (c.spec.get("provisioning") or {}))
     c.set_status(summary=summary, providers=providers)
     c.set_ready(True)

@@ -20,7 +20,7 @@ def compose(c: Composition) -> None:
         return
     rows = cluster.cloud(c, plan, inputs)
     cluster.deletion_order(c, plan)
-    cluster.access(c, plan)
+    cluster.access(c, plan, inputs)
     cluster.hold_cloud(c, plan)
     users = cluster.stack_and_gateway(c, plan)
     cluster.report(c, plan, inputs, rows, users)

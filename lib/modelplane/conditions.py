@@ -30,6 +30,7 @@ UNSCHEDULABLE = "Unschedulable"
 PARTIALLY_SCHEDULED = "PartiallyScheduled"
 PROVISIONING = "Provisioning"
 NOT_FOUND = "NotFound"
+INVALID_INPUT = "InvalidInput"
 NO_MATCH = "NoMatchingEndpoints"
 NO_MATCHING_CLUSTERS = "NoMatchingClusters"
 # Progressing (ModelDeployment rollouts, lib/deployment/rollout.py).

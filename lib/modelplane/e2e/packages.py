@@ -47,7 +47,10 @@ BUILT_PROVIDERS = {
 }
 # Cloud providers have no source here: a dependency under this prefix gets a stand-in.
 STANDIN_PREFIX = "xpkg.upbound.io/upbound/"
-_UPJET = re.compile(r"^provider-(?:(family)-(?P<fcloud>[a-z]+)|(?P<cloud>[a-z]+)-(?P<service>[a-z0-9]+))$")
+# provider-family-<cloud> | provider-<cloud>-<service> | provider-<cloud> (a monolithic provider,
+# e.g. provider-nebius: one package serves every kind of the cloud).
+_UPJET = re.compile(r"^provider-(?:family-(?P<fcloud>[a-z]+)|(?P<cloud>[a-z]+)-(?P<service>[a-z0-9]+)"
+                    r"|(?P<mcloud>[a-z]+))$")
 STANDIN_ANNOTATION = "modelplane.ai/lab-stand-in"
 _FLOOR = re.compile(r"^\s*>=\s*(v\d+\.\d+\.\d+)\s*$")
 
@@ -113,15 +116,26 @@ def standin_crds(package_paths: Iterable[str], vendored: Path | None = None) -> 
     Upjet's layout: ``provider-<cloud>-<service>`` serves ``<service>.<cloud>.m.upbound.io``;
     ``provider-family-<cloud>`` serves the ProviderConfig kinds (``<cloud>.m.upbound.io``).
     Without a family package among the dependencies, the ProviderConfig kinds ride with the
-    cloud's first service package (a CRD belongs to exactly one package)."""
+    cloud's first service package (a CRD belongs to exactly one package). A monolithic
+    ``provider-<cloud>`` (provider-nebius, provider-vultr) serves every vendored CRD of its cloud,
+    so it cannot share the cloud with service or family packages."""
     vendored = vendored or paths.crds_dir()
     out: dict[str, list[str]] = {}
     config_home: dict[str, str] = {}
+    monoliths: dict[str, str] = {}
     wanted = [p for p in package_paths if is_standin(p)]
     for path in wanted:
         m = _UPJET.match(path.rsplit("/", 1)[1])
         if not m:
             raise ValueError(f"crossplane.yaml dependsOn {path}: not an Upjet provider name the lab can stand in for")
+        if cloud := m.group("mcloud"):
+            folder = vendored / f"provider-upjet-{cloud}"
+            if not folder.is_dir():
+                raise ValueError(f"crossplane.yaml dependsOn {path}: no vendored CRDs in {folder} for this "
+                                 "monolithic provider; add them to hack/crds/sources.yaml")
+            monoliths[cloud] = path
+            out[path] = sorted(f"{folder.name}/{f.name}" for f in folder.glob("*.yaml"))
+            continue
         cloud = m.group("fcloud") or m.group("cloud")
         folder = vendored / f"provider-upjet-{cloud}"
         if m.group("fcloud"):
@@ -131,6 +145,10 @@ def standin_crds(package_paths: Iterable[str], vendored: Path | None = None) -> 
         config_home.setdefault(cloud, path)
         group = f"{m.group('service')}.{cloud}.m.upbound.io_"
         out[path] = sorted(f"{folder.name}/{f.name}" for f in folder.glob(f"{group}*.yaml"))
+    if both := sorted(set(monoliths) & set(config_home)):
+        cloud = both[0]
+        raise ValueError(f"crossplane.yaml dependsOn {monoliths[cloud]} and {config_home[cloud]}: the monolithic "
+                         f"provider already serves every {cloud} kind; depend on one or the other")
     for cloud, path in config_home.items():
         folder = vendored / f"provider-upjet-{cloud}"
         out[path] += sorted(f"{folder.name}/{f.name}" for f in folder.glob(f"{cloud}.m.upbound.io_*.yaml"))

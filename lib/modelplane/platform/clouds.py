@@ -1,6 +1,6 @@
 """Where a cluster comes from: one ``Source`` per ``spec.cluster.source``.
 
-GKE, EKS, AKS and Existing differ as data: which managed resources make the
+GKE, EKS, AKS, Nebius, Vultr and Existing differ as data: which managed resources make the
 cluster, its network and its node pools, where the kubeconfig lands, which
 StorageClass the model cache uses, and a few stack values. Everything after
 that (the provider configs, the stack, the gateway, deletion ordering,
@@ -65,11 +65,22 @@ class CloudPool:
 
 
 @dataclass(frozen=True)
+class Identity:
+    """How the kubernetes and helm provider configs authenticate where a kubeconfig cannot:
+    read from the cloud's own provider config (fetched as a required resource)."""
+
+    api_version: str
+    kind: str
+    # (target, the fetched provider config) -> spec.identity, or InputError naming what to fix
+    derive: Callable[[Target, Mapping[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Source:
     """How one cluster source provisions, connects and stores."""
 
-    name: str                                              # GKE | EKS | AKS | Existing
-    block: str                                             # gke | eks | aks | existing
+    name: str                                              # GKE | EKS | AKS | Nebius | Vultr | Existing
+    block: str                                             # gke | eks | aks | nebius | vultr | existing
     provisioning: str | None                               # InferenceClass spec.provisioning.<key>; None = nothing to provision
     infra: Callable[[Target], dict[str, dict]]             # composition-resource-name -> resource
     pool: Callable[[Target, CloudPool], dict] | None            # the node pool resource
@@ -83,6 +94,13 @@ class Source:
     deletion_order: Callable[[Target], list[tuple[str, str]]] | None = None
     # Checked before anything is composed: errors that name two pools at once (AKS pool names).
     check_pools: Callable[[Target], None] | None = None
+    # More of the cloud's resources the provider configs must outlive, besides the cluster and
+    # its pools (a separate system node group the stack's controllers run on).
+    held: tuple[str, ...] = ()
+    # The block may be omitted (every field has a default): Nebius.
+    optional_block: bool = False
+    # The kubeconfig alone cannot authenticate: the provider configs need this identity too.
+    identity: Identity | None = None
 
     def pool_key(self, pool_name: str) -> str:
         return f"nodepool-{pool_name}"
@@ -96,17 +114,18 @@ def connection_secret(t: Target) -> dict[str, str]:
     return {"namespace": NAMESPACE, "name": t.kubeconfig_secret, "key": "kubeconfig"}
 
 
-def kubernetes_version(t: Target) -> str:
-    """spec.cluster.<source>.kubernetesVersion, checked to be DRA-capable (>= 1.34)."""
-    version = str(t.block.get("kubernetesVersion") or DEFAULT_KUBERNETES)
+def kubernetes_version(t: Target, default: str = DEFAULT_KUBERNETES) -> str:
+    """spec.cluster.<source>.kubernetesVersion (or ``default``, the cloud's spelling of the
+    Modelplane default), checked to be DRA-capable (>= 1.34)."""
+    version = str(t.block.get("kubernetesVersion") or default)
     m = re.match(r"^v?(\d+)\.(\d+)(?:$|[.\-+])", version)
     if not m:
         raise InputError(f"{t.block_field}.kubernetesVersion",
-                         f"{version!r} is not a Kubernetes version; write MAJOR.MINOR such as {DEFAULT_KUBERNETES}")
+                         f"{version!r} is not a Kubernetes version; write MAJOR.MINOR such as {default}")
     if (int(m.group(1)), int(m.group(2))) < MIN_KUBERNETES:
         low = ".".join(str(p) for p in MIN_KUBERNETES)
         raise InputError(f"{t.block_field}.kubernetesVersion",
-                         f"{version} has no Dynamic Resource Allocation; use {low} or newer (default {DEFAULT_KUBERNETES})")
+                         f"{version} has no Dynamic Resource Allocation; use {low} or newer (default {default})")
     return version
 
 

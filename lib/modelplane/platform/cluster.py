@@ -23,21 +23,25 @@ from typing import Any
 
 from modelplane import conditions as cond
 from modelplane import labels
-from modelplane.errors import InputError
 from modelplane.naming import dns_label
 from modelplane.objects import remote_namespace, remote_object, remote_status
 from modelplane.pipeline.composition import Composition, is_ready
 from modelplane.pipeline.xr import parse
-from modelplane.platform import aks, eks, existing, gateway, gke, ordering, pools, stack
+from modelplane.errors import InputError
+from modelplane.platform import aks, eks, existing, gateway, gke, nebius, ordering, pools, stack, vultr
 from modelplane.platform.clouds import NETWORK_PREFIX, CloudPool, Source, Target
 from modelplane.platform.common import GATEWAY_READY, NAMESPACE, cluster_labels
 from modelplane.schemas.inference_cluster import InferenceCluster
 
-SOURCES: dict[str, Source] = {s.name: s for s in (gke.SOURCE, eks.SOURCE, aks.SOURCE, existing.SOURCE)}
+SOURCES: dict[str, Source] = {s.name: s for s in (gke.SOURCE, eks.SOURCE, aks.SOURCE, nebius.SOURCE, vultr.SOURCE,
+                                                  existing.SOURCE)}
+# InferenceClass spec.provisioning key -> the source it provisions on (compose-inference-class's status).
+PROVISIONING_SOURCES: dict[str, str] = {s.provisioning: s.name for s in SOURCES.values() if s.provisioning}
 
 CLASS_API, CLASS_KIND = "modelplane.ai/v1alpha1", "InferenceClass"
 REPLICA_API, REPLICA_KIND = "modelplane.ai/v1alpha1", "ModelReplica"
 REPLICAS = "modelreplicas"
+CLOUD_CONFIG = "cloud-provider-config"
 PROVIDER_CONFIGS = {
     "providerconfig-kubernetes": "kubernetes.m.crossplane.io/v1alpha1",
     "providerconfig-helm": "helm.m.crossplane.io/v1beta1",
@@ -69,10 +73,16 @@ class Plan:
         return (self.target.block.get("cache") or {}).get("storageClassName") or ""
 
 
+_UNFETCHED: Any = object()  # Inputs.cloud_config before Crossplane fetched it
+
+
 @dataclass(frozen=True)
 class Inputs:
     classes: Mapping[str, Mapping[str, Any] | None]   # name -> spec; absent key = not fetched; None = does not exist
     replicas: list[dict] | None                        # None = not fetched
+    # The cloud's provider config, when the source reads an identity from it (Source.identity):
+    # _UNFETCHED = not fetched yet; None = does not exist.
+    cloud_config: Mapping[str, Any] | None = _UNFETCHED
 
 
 def read(c: Composition) -> Plan:
@@ -80,6 +90,8 @@ def read(c: Composition) -> Plan:
     spec = xr.spec.model_dump(by_alias=True, exclude_none=True)
     source = SOURCES[spec["cluster"]["source"]]
     block = spec["cluster"].get(source.block)
+    if block is None and source.optional_block:
+        block = {}  # every field has a default, applied where it is read
     if block is None:
         raise InputError(f"spec.cluster.{source.block}",
                          f"source {source.name} needs the {source.block} block; add spec.cluster.{source.block}")
@@ -100,7 +112,12 @@ def require(c: Composition, plan: Plan) -> Inputs:
         if got is not None:
             classes[name] = (got[0].get("spec") or {}) if got else None
     c.require(REPLICAS, REPLICA_API, REPLICA_KIND, match_labels={labels.CLUSTER: plan.name})
-    return Inputs(classes, c.required(REPLICAS))
+    identity = plan.source.identity
+    if identity is None:
+        return Inputs(classes, c.required(REPLICAS))
+    c.require(CLOUD_CONFIG, identity.api_version, identity.kind, match_name=plan.target.cloud_provider_config)
+    got = c.required(CLOUD_CONFIG)
+    return Inputs(classes, c.required(REPLICAS), _UNFETCHED if got is None else (got[0] if got else None))
 
 
 def nothing_fetched(inputs: Inputs) -> bool:
@@ -183,14 +200,38 @@ def deletion_order(c: Composition, plan: Plan) -> None:
             c.drop(key)  # its user is gone, or no longer uses it
 
 
-def access(c: Composition, plan: Plan) -> None:
-    """The provider configs remote objects and Releases use, reading the cluster's kubeconfig."""
+def identity_problem(plan: Plan, inputs: Inputs) -> str:
+    """Why the provider configs cannot be composed with the identity the source needs ("" = they can)."""
+    identity = plan.source.identity
+    if identity is None or inputs.cloud_config is _UNFETCHED:
+        return ""
+    name = plan.target.cloud_provider_config
+    if inputs.cloud_config is None:
+        return (f"{plan.source.name} {identity.kind} {name!r} named by {plan.target.block_field}.credentials."
+                f"providerConfigName does not exist; create it (its service-account key also signs in to the cluster)")
+    try:
+        identity.derive(plan.target, inputs.cloud_config)
+    except InputError as err:
+        return f"{err.field}: {err.message}"
+    return ""
+
+
+def access(c: Composition, plan: Plan, inputs: Inputs | None = None) -> None:
+    """The provider configs remote objects and Releases use, reading the cluster's kubeconfig
+    (and, where the kubeconfig cannot sign in by itself, the identity the cloud's own provider
+    config holds: until that is read and usable, whatever was composed is kept as it is)."""
     secret = plan.source.kubeconfig(plan.target)
+    spec: dict[str, Any] = {"credentials": {"source": "Secret", "secretRef": dict(secret)}}
+    if plan.source.identity is not None:
+        config = inputs.cloud_config if inputs is not None else _UNFETCHED
+        if config is _UNFETCHED or config is None or identity_problem(plan, inputs):
+            return  # never a provider config that cannot sign in; the seeded ones stay
+        spec["identity"] = plan.source.identity.derive(plan.target, config)
     for key, api in PROVIDER_CONFIGS.items():
         c.desire(key, {
             "apiVersion": api, "kind": "ClusterProviderConfig",
             "metadata": {"name": plan.provider_config, "labels": dict(sorted(plan.labels.items()))},
-            "spec": {"credentials": {"source": "Secret", "secretRef": dict(secret)}},
+            "spec": spec,
         }, ready=True)  # provider configs report no conditions
 
 
@@ -208,7 +249,7 @@ def hold_cloud(c: Composition, plan: Plan) -> None:
         # The cluster and the kubeconfig's writer are among the cloud's own resources, as
         # built; only the pools are read back (a seeded one may not have been rebuilt).
         held = {k: plan.infra[k] for k in
-                {src.cluster_key, *ordering.kubeconfig_writers(plan.infra, src.kubeconfig(plan.target))}}
+                {src.cluster_key, *src.held, *ordering.kubeconfig_writers(plan.infra, src.kubeconfig(plan.target))}}
         pool_keys = {src.pool_key(p["name"]) for p in plan.spec["nodePools"]} & names
         held |= {k: d for k in sorted(pool_keys) if (d := c.desired(k)) is not None}
     configs = {k: obj for k in PROVIDER_CONFIGS if (obj := c.desired(k)) is not None}
@@ -299,6 +340,8 @@ def _inputs_condition(c: Composition, plan: Plan, inputs: Inputs) -> None:
                if n not in inputs.classes]
     if inputs.replicas is None:
         waiting.append(f"ModelReplicas placed on {plan.name}")
+    if plan.source.identity is not None and inputs.cloud_config is _UNFETCHED:
+        waiting.append(f"{plan.source.name} {plan.source.identity.kind} {plan.target.cloud_provider_config}")
     missing = [f"InferenceClass {p['class']!r} named by spec.nodePools[{i}].class (pool {p['name']})"
                for i, p in enumerate(plan.spec["nodePools"])
                if p["class"] in inputs.classes and inputs.classes[p["class"]] is None]
@@ -308,6 +351,9 @@ def _inputs_condition(c: Composition, plan: Plan, inputs: Inputs) -> None:
     elif missing:
         c.condition(cond.SYNCED_INPUTS, False, cond.NOT_FOUND,
                     f"{'; '.join(missing)} does not exist; the pool is composed once the class is created")
+    elif problem := identity_problem(plan, inputs):
+        c.condition(cond.SYNCED_INPUTS, False, cond.NOT_FOUND if inputs.cloud_config is None else cond.INVALID_INPUT,
+                    f"{problem}; the provider configs are composed once it is fixed")
     else:
         c.condition(cond.SYNCED_INPUTS, True, cond.INPUTS_RESOLVED, "every InferenceClass and ModelReplica read")
 

@@ -61,6 +61,11 @@ def check_class(spec: Mapping[str, Any]) -> None:
                 Quantity((value or {}).get("value"))
             except (QuantityError, TypeError) as err:
                 raise InputError(f"{field}.value", str(err)) from None
+    neb = (spec.get("provisioning") or {}).get("nebius")
+    if neb:
+        from modelplane.platform.nebius import check_preset  # (nebius reads the cloud builders)
+
+        check_preset(neb, "spec.provisioning.nebius")
 
 
 def summarize(spec: Mapping[str, Any]) -> str:
