@@ -7,6 +7,9 @@
     hack/crds.py --update        accept digests that changed (after a version bump) and record them
     hack/crds.py --check         offline: every file matches its digest, nothing unpinned, SOURCES.md
                                  is current (the test suite runs this)
+    hack/crds.py --from DIR ...  take github: sources from DIR/<owner>/<repo>/<commit>/<path> (the
+                                 raw-download layout) instead of the network, for machines that
+                                 cannot reach GitHub but have the files (e.g. `git show` of a clone)
 
 What to fetch is hack/crds/sources.yaml (written by people); the digest of every
 file is hack/crds/SHA256SUMS (written by this script, `sha256sum -c` format).
@@ -145,8 +148,8 @@ def sha256(data: bytes) -> str:
 
 # ----- fetching --------------------------------------------------------------
 
-def fetch(src: Source) -> dict[str, bytes]:
-    """{destination: bytes} for every file of ``src``."""
+def fetch(src: Source, from_dir: Path | None = None) -> dict[str, bytes]:
+    """{destination: bytes} for every file of ``src``; github: files from ``from_dir`` when given."""
     if src.go:
         base = _go_download(src.go)
         out = {}
@@ -156,6 +159,8 @@ def fetch(src: Source) -> dict[str, bytes]:
                 raise FetchError(f"{src.go} has no file {p}")
             out[src.dest(p)] = f.read_bytes()
         return out
+    if from_dir is not None:
+        return {src.dest(p): _github_local(from_dir, src.project, src.commit, p) for p in src.files}
     return {src.dest(p): _github_raw(src.project, src.commit, p) for p in src.files}
 
 
@@ -186,6 +191,15 @@ def _github_raw(project: str, commit: str, path: str) -> bytes:
             return rsp.read()
     except OSError as e:
         raise FetchError(f"{url}: {e}") from None
+
+
+def _github_local(from_dir: Path, project: str, commit: str, path: str) -> bytes:
+    # Same layout as the raw URL, so the commit is part of the path and a file of another
+    # commit cannot be taken by mistake; the digest check in sync() still applies.
+    f = from_dir / project / commit / path
+    if not f.is_file():
+        raise FetchError(f"--from: no file {f} (expected <dir>/<owner>/<repo>/<commit>/<path>)")
+    return f.read_bytes()
 
 
 # ----- SOURCES.md ------------------------------------------------------------
@@ -223,8 +237,8 @@ def render_sources_md(sources: list[Source], sums: dict[str, str], upstream: Pat
         if src.go:
             origin = f"Go module `{src.go}` (`go mod download`)"
         else:
-            origin = (f"https://github.com/{src.project} tag `{src.ref}`, commit `{src.commit}`"
-                      " (raw file download: the Go module proxy does not serve this module)")
+            origin = (f"https://github.com/{src.project} `{src.ref}`, commit `{src.commit}`"
+                      " (raw file download: the Go module proxy does not serve this module or version)")
         upstream_line = f"Upstream: https://github.com/{src.project} **{src.version}**. Fetched from: {origin}."
         lines += [f"## {src.name}", "", upstream_line, ""]
         if src.note:
@@ -272,7 +286,7 @@ def check(sources: list[Source], sums: dict[str, str], upstream: Path = UPSTREAM
 
 
 def sync(sources: list[Source], only: set[str], update: bool, upstream: Path = UPSTREAM,
-         sums_path: Path = SUMS) -> list[str]:
+         sums_path: Path = SUMS, from_dir: Path | None = None) -> list[str]:
     """Fetch, verify and write the selected sources; returns the errors (empty on success)."""
     sums = read_sums(sums_path)
     errors = []
@@ -281,7 +295,7 @@ def sync(sources: list[Source], only: set[str], update: bool, upstream: Path = U
             continue
         print(f"{src.name}: {src.go or f'{src.project}@{src.ref}'}", file=sys.stderr)
         try:
-            blobs = fetch(src)
+            blobs = fetch(src, from_dir) if from_dir is not None else fetch(src)
         except FetchError as e:
             errors.append(f"{src.name}: could not fetch ({e}); its vendored files were left as they are")
             continue
@@ -316,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="offline: compare the folder with its pins")
     ap.add_argument("--only", nargs="+", default=[], metavar="NAME", help="sources to fetch (default: all)")
     ap.add_argument("--update", action="store_true", help="record changed upstream digests instead of failing")
+    ap.add_argument("--from", dest="from_dir", type=Path, metavar="DIR",
+                    help="read github: sources from DIR/<owner>/<repo>/<commit>/<path> instead of the network")
     args = ap.parse_args(argv)
     try:
         sources = load_pins()
@@ -326,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             if unknown:
                 print(f"--only: no source named {', '.join(unknown)} in {PINS.name}", file=sys.stderr)
                 return 2
-            problems = sync(sources, set(args.only), args.update)
+            problems = sync(sources, set(args.only), args.update, from_dir=args.from_dir)
     except PinError as e:
         print(e, file=sys.stderr)
         return 2

@@ -128,7 +128,7 @@ def test_an_unready_cache_job_keeps_the_gang_unplaced_and_says_why(pool):
     coder = world.xrs[("ModelDeployment", "ml-team", "qwen3-coder")].obj
     scheduled = next(c for c in coder["status"]["conditions"] if c["type"] == "Scheduled")
     assert scheduled["status"] == "False"
-    assert scheduled["message"].startswith("0/1 replicas placed; replica 0: 0/4 clusters fit: ")
+    assert scheduled["message"].startswith("0/1 replicas placed; replica 0: 0/6 clusters fit: ")
     assert "onprem-west: cache qwen3-coder not Ready" in scheduled["message"]
     assert "gke-us-central: cache qwen3-coder not on this cluster" in scheduled["message"]
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from modelplane.errors import InputError
 from modelplane.labels import POOL
-from modelplane.platform import eks, gke
+from modelplane.platform import eks, gke, nebius, vultr
 from modelplane.platform.common import NAMESPACE, RWX_STORAGE_CLASS
 from modelplane.platform.inference_class import check_class
 
@@ -49,12 +49,21 @@ MAX_DEVICES_PER_SLICE = 128
 # Static PersistentVolumes per cache StorageClass: each ModelCache takes one per cluster.
 CACHE_VOLUMES = 4
 CACHE_VOLUME_SIZE = "64Ti"
-# The node taint of the GPU pools Modelplane provisions (GKE and EKS compose it on their node
-# pools; the cloud API spells the effect NO_SCHEDULE, a Node spells it NoSchedule).
+# The node taint of the GPU pools Modelplane provisions (GKE, EKS, Nebius and Vultr compose it
+# on their node pools; GKE's, EKS's and Nebius's APIs spell the effect NO_SCHEDULE, a Node and
+# VKE spell it NoSchedule).
 _EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+
+
+def _node_taint(taint: Mapping[str, str]) -> dict[str, str]:
+    return {**taint, "effect": _EFFECTS.get(taint["effect"], taint["effect"])}
+
+
 POOL_TAINTS = {
-    "GKE": {**gke.GPU_TAINT, "effect": _EFFECTS[gke.GPU_TAINT["effect"]]},
-    "EKS": {**eks.GPU_TAINT, "effect": _EFFECTS[eks.GPU_TAINT["effect"]]},
+    "GKE": _node_taint(gke.GPU_TAINT),
+    "EKS": _node_taint(eks.GPU_TAINT),
+    "Nebius": _node_taint(nebius.GPU_TAINT),
+    "Vultr": _node_taint(vultr.GPU_TAINT),
 }
 
 

@@ -1,13 +1,14 @@
 """The platform team's kinds: InferenceCluster and InferenceGateway.
 
 ``cluster`` composes one InferenceCluster from a table of cloud sources
-(``clouds``: GKE, EKS, AKS, Existing differ as data; the shared steps are
+(``clouds``: GKE, EKS, AKS, Nebius, Vultr, Existing differ as data; the shared steps are
 written once), the inference stack (``stack``), the in-cluster gateway
 (``gateway``) and the pool status (``pools``). ``control_plane`` composes the
 one InferenceGateway. ``inference_class`` checks an InferenceClass.
 
 - sources: ``gke`` (+ ``gke_network``), ``eks`` (+ ``eks_network``), ``aks``
-  (+ ``aks_names``: AKS node pool names), ``existing``
+  (+ ``aks_names``: AKS node pool names), ``nebius``, ``vultr`` (+ ``neocloud_names``:
+  their resource names), ``existing``
 - ``ordering``: deletion order as Crossplane Usages (clouds, provider configs)
 - ``common``: the namespace, labels, refs and condition types every builder shares
 """

@@ -23,11 +23,11 @@ from typing import Any
 
 from modelplane import conditions as cond
 from modelplane import labels
+from modelplane.errors import InputError
 from modelplane.naming import dns_label
 from modelplane.objects import remote_namespace, remote_object, remote_status
 from modelplane.pipeline.composition import Composition, is_ready
 from modelplane.pipeline.xr import parse
-from modelplane.errors import InputError
 from modelplane.platform import aks, eks, existing, gateway, gke, nebius, ordering, pools, stack, vultr
 from modelplane.platform.clouds import NETWORK_PREFIX, CloudPool, Source, Target
 from modelplane.platform.common import GATEWAY_READY, NAMESPACE, cluster_labels
