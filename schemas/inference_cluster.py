@@ -358,7 +358,7 @@ class InferenceClusterSpecClusterVultr(BaseModel):
     """
     kubernetesVersion: Annotated[str | None, Field(max_length=64)] = None
     """
-    VKE version as VKE lists it, e.g. v1.34.1+1; omitted = the Modelplane default.
+    VKE version as VKE lists it (vMAJOR.MINOR.PATCH+BUILD); omitted = v1.35.5+1.
     """
     vpc: InferenceClusterSpecClusterVultrVpc | None = None
     """

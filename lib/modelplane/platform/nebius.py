@@ -29,6 +29,7 @@ platform team's (``nebius.cache.storageClassName``, default ``modelplane-rwx``).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -126,8 +127,17 @@ def _system_node_group(t: Target, version: str) -> dict[str, Any]:
     }
 
 
-def infra(t: Target) -> dict[str, dict]:
+def _version(t: Target) -> str:
+    """The mk8s version: MAJOR.MINOR only (nebius/api mk8s/v1/cluster.proto:49-55 takes no patch)."""
     version = kubernetes_version(t)
+    if not re.fullmatch(r"\d+\.\d+", version):
+        raise InputError(f"{t.block_field}.kubernetesVersion",
+                         f"{version!r}: mk8s takes MAJOR.MINOR such as 1.34 (no 'v', no patch)")
+    return version
+
+
+def infra(t: Target) -> dict[str, dict]:
+    version = _version(t)
     cluster = {
         "apiVersion": MK8S_API, "kind": "Cluster",
         "metadata": meta(t.key_name(), t.labels),
@@ -185,7 +195,7 @@ def pool(t: Target, p: CloudPool) -> dict:
         "spec": {"forProvider": {
             "name": neocloud_names.node_group_name(p.name),
             "parentIdRef": {"name": t.key_name()},
-            "version": kubernetes_version(t),
+            "version": _version(t),
             "template": template,
             **_scaling(p),
         }, "providerConfigRef": _pc(t)},

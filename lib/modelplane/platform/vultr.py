@@ -18,9 +18,11 @@ config/namespaced/vke/config.go), and it authenticates by itself.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from modelplane import labels
+from modelplane.errors import InputError
 from modelplane.platform import neocloud_names
 from modelplane.platform.clouds import (
     CloudPool,
@@ -43,11 +45,21 @@ def _pc(t: Target) -> dict[str, str]:
     return cluster_provider_config(t.cloud_provider_config)
 
 
+def _version(t: Target) -> str:
+    """The VKE version in VKE's spelling: vMAJOR.MINOR.PATCH+BUILD, as `vultr-cli kubernetes versions` lists it."""
+    version = kubernetes_version(t, DEFAULT_VERSION)
+    if not re.fullmatch(r"v\d+\.\d+\.\d+\+\d+", version):
+        raise InputError(f"{t.block_field}.kubernetesVersion",
+                         f"{version!r}: VKE takes a version as it lists them, such as {DEFAULT_VERSION} "
+                         f"(`vultr-cli kubernetes versions`)")
+    return version
+
+
 def infra(t: Target) -> dict[str, dict]:
     system = t.block.get("systemNodePool") or {}
     fp: dict[str, Any] = {
         "region": t.block["region"],
-        "version": kubernetes_version(t, DEFAULT_VERSION),
+        "version": _version(t),
         "label": neocloud_names.vultr_label(t.name),
         "nodePools": {
             "label": neocloud_names.SYSTEM_POOL,
