@@ -240,3 +240,43 @@ CASES = [
     Case("hugging face source", mc()),
     Case("hugging face without block", mc(huggingFace=None), "spec.source", MSG_HF),
 ]
+
+# Neocloud sources (Nebius, Vultr) and their class blocks: appended rows, built with edit() from the bases above.
+NEBIUS_H200 = {"platform": "gpu-h200-sxm", "preset": "8gpu-128vcpu-1600gb", "driversPreset": "cuda12"}
+VULTR_L40S = {"plan": "vcg-l40s-16c-180g-48vram"}
+MSG_PATTERN = "should match"
+
+
+def _cluster(doc: Doc, **blocks: Any) -> None:
+    doc["spec"]["cluster"].update(blocks)
+
+
+def _provisioning(doc: Doc, **blocks: Any) -> None:
+    doc["spec"]["provisioning"] = blocks
+
+
+CASES += [
+    Case("Nebius without a block", ic("Nebius", ())),
+    Case("Nebius with a block", edit(ic("Nebius", ()), lambda d: _cluster(d, nebius={
+        "network": {"subnetId": "vpcsubnet-e00example"}, "systemNodeGroup": {"nodeCount": 3}}))),
+    Case("GKE with a nebius block", edit(ic(), lambda d: _cluster(d, nebius={})), "spec.cluster", MSG_SOURCE),
+    Case("Nebius with a gke block", ic("Nebius", ("gke",)), "spec.cluster", MSG_SOURCE),
+    Case("Vultr with a block", edit(ic("Vultr", ()), lambda d: _cluster(d, vultr={"region": "ewr"}))),
+    Case("Vultr without a block", ic("Vultr", ()), "spec.cluster", MSG_SOURCE),
+    Case("Vultr with a nebius block", edit(ic("Vultr", ()), lambda d: _cluster(d, vultr={"region": "ewr"}, nebius={})),
+         "spec.cluster", MSG_SOURCE),
+    Case("Vultr region in capitals", edit(ic("Vultr", ()), lambda d: _cluster(d, vultr={"region": "EWR"})),
+         "spec.cluster.vultr.region", MSG_PATTERN),
+    Case("Vultr region with a digit", edit(ic("Vultr", ()), lambda d: _cluster(d, vultr={"region": "ewr1"})),
+         "spec.cluster.vultr.region", MSG_PATTERN),
+    Case("class for Nebius and Vultr", edit(icl(), lambda d: _provisioning(d, nebius=dict(NEBIUS_H200),
+                                                                          vultr=dict(VULTR_L40S)))),
+    Case("Nebius platform in capitals", edit(icl(), lambda d: _provisioning(d, nebius={**NEBIUS_H200,
+                                                                                       "platform": "GPU_H200"})),
+         "spec.provisioning.nebius.platform", MSG_PATTERN),
+    Case("Nebius preset with a space", edit(icl(), lambda d: _provisioning(d, nebius={**NEBIUS_H200,
+                                                                                      "preset": "8gpu 128vcpu"})),
+         "spec.provisioning.nebius.preset", MSG_PATTERN),
+    Case("Vultr plan with a dot", edit(icl(), lambda d: _provisioning(d, vultr={"plan": "vcg.l40s"})),
+         "spec.provisioning.vultr.plan", MSG_PATTERN),
+]

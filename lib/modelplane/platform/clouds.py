@@ -97,8 +97,9 @@ class Source:
     # More of the cloud's resources the provider configs must outlive, besides the cluster and
     # its pools (a separate system node group the stack's controllers run on).
     held: tuple[str, ...] = ()
-    # The block may be omitted (every field has a default): Nebius.
-    optional_block: bool = False
+    # The block when it is omitted (every field has a default: Nebius): the API server applies
+    # a block's schema defaults only inside a block that is there, so they are restated here.
+    default_block: Mapping[str, Any] | None = None
     # The kubeconfig alone cannot authenticate: the provider configs need this identity too.
     identity: Identity | None = None
 

@@ -90,8 +90,8 @@ def read(c: Composition) -> Plan:
     spec = xr.spec.model_dump(by_alias=True, exclude_none=True)
     source = SOURCES[spec["cluster"]["source"]]
     block = spec["cluster"].get(source.block)
-    if block is None and source.optional_block:
-        block = {}  # every field has a default, applied where it is read
+    if block is None and source.default_block is not None:
+        block = dict(source.default_block)
     if block is None:
         raise InputError(f"spec.cluster.{source.block}",
                          f"source {source.name} needs the {source.block} block; add spec.cluster.{source.block}")
@@ -332,7 +332,10 @@ def report(c: Composition, plan: Plan, inputs: Inputs, rows: list[tuple[str, str
     else:
         c.condition(GATEWAY_READY, False, cond.CREATING,
                     f"cluster {plan.name}: waiting for Gateway {NAMESPACE}/modelplane to be ready with an address")
-    c.set_ready(provisioned and stack_ok and gw_ok)
+    # Without its provider configs (a Nebius identity not usable yet) nothing on the cluster
+    # can be reached, whatever was observed before.
+    reachable = all(c.desired(k) is not None for k in PROVIDER_CONFIGS)
+    c.set_ready(provisioned and stack_ok and gw_ok and reachable)
 
 
 def _inputs_condition(c: Composition, plan: Plan, inputs: Inputs) -> None:

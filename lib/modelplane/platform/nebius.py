@@ -46,7 +46,7 @@ from modelplane.platform.clouds import (
     kubernetes_version,
     provisioning_for,
 )
-from modelplane.platform.common import cluster_provider_config, meta
+from modelplane.platform.common import RWX_STORAGE_CLASS, cluster_provider_config, meta
 
 MK8S_API = "mk8s.nebius.m.upbound.io/v1beta1"
 VPC_API = "vpc.nebius.m.upbound.io/v1beta1"
@@ -235,6 +235,9 @@ def check_pools(t: Target) -> None:
 SOURCE = Source(
     name="Nebius", block="nebius", provisioning="nebius",
     infra=infra, pool=pool, kubeconfig=connection_secret, cluster_key="cluster",
-    held=(SYSTEM_KEY,), check_pools=check_pools, optional_block=True,
+    held=(SYSTEM_KEY,), check_pools=check_pools,
+    # The XRD's defaults of the nebius block (apis/inferenceclusters/definition.yaml).
+    default_block={"systemNodeGroup": {}, "credentials": {"providerConfigName": "default"},
+                   "cache": {"storageClassName": RWX_STORAGE_CLASS}},
     identity=Identity(CONFIG_API, CONFIG_KIND, provider_identity),
 )

@@ -80,12 +80,18 @@ def infra(t: Target) -> dict[str, dict]:
 
 
 def _scaling(p: CloudPool) -> dict[str, Any]:
+    # VKE node pools have at least one node (terraform-provider-vultr vultr/vke.go:235-239,
+    # node_quantity IntAtLeast(1)); the provider's CRD does not say so.
     if p.min_nodes is None and p.max_nodes is None:
+        if p.node_count < 1:
+            raise InputError(f"{p.field}.nodeCount", "a VKE node pool has at least 1 node; set nodeCount 1 or more "
+                                                     "(or remove the pool)")
         return {"nodeQuantity": p.node_count, "autoScaler": False}
     low = p.node_count if p.min_nodes is None else p.min_nodes
     high = max(1, low, p.node_count if p.max_nodes is None else p.max_nodes)
     # The autoscaler owns the count between the bounds; nodeQuantity is where it starts.
-    return {"nodeQuantity": min(max(p.node_count, low), high), "autoScaler": True, "minNodes": low, "maxNodes": high}
+    start = max(1, min(max(p.node_count, low), high))
+    return {"nodeQuantity": start, "autoScaler": True, "minNodes": low, "maxNodes": high}
 
 
 def pool(t: Target, p: CloudPool) -> dict:
