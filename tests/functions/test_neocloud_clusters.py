@@ -444,3 +444,11 @@ def test_vultr_pool_named_system_is_refused_naming_the_pool():
 ], ids=["nebius", "vultr", "three"])
 def test_class_status_lists_the_neoclouds_it_provisions_on(prov, want):
     assert status(run("compose-inference-class", request(klass("c", **prov))))["providers"] == want
+
+
+
+@pytest.mark.parametrize("build", [nebius, vultr], ids=["nebius", "vultr"])
+def test_zones_on_a_neocloud_pool_are_refused_naming_the_field(build):
+    """Neither Nebius node groups nor VKE node pools have a zone field: zones would be silently dropped."""
+    msg = fatal(ic.compose(build([gpu_pool(zones=["a"])]), inputs(klass())))
+    assert msg is not None and "spec.nodePools[0].zones" in msg and "remove zones" in msg

@@ -179,6 +179,9 @@ def check_preset(prov: Mapping[str, Any], field: str) -> None:
 
 def pool(t: Target, p: CloudPool) -> dict:
     prov = provisioning_for(SOURCE, p)
+    if p.zones:
+        raise InputError(f"{p.field}.zones", "Nebius node groups have no zones (a project's region places them); "
+                                             "remove zones from this pool")
     check_preset(prov, f"InferenceClass {p.class_name}: spec.provisioning.nebius")
     template: dict[str, Any] = {
         "resources": {"platform": prov["platform"], "preset": prov["preset"]},

@@ -96,6 +96,9 @@ def _scaling(p: CloudPool) -> dict[str, Any]:
 
 def pool(t: Target, p: CloudPool) -> dict:
     prov = provisioning_for(SOURCE, p)
+    if p.zones:
+        raise InputError(f"{p.field}.zones", "VKE node pools have no zones (vultr.region places them); "
+                                             "remove zones from this pool")
     return {
         "apiVersion": VKE_API, "kind": "KubernetesNodePool",
         "metadata": meta(t.key_name(p.name), {**t.labels, labels.POOL: p.name}),
