@@ -41,8 +41,9 @@ Compose = Callable[[Composition], None]
 # are kept small by design, but the server should not be the limit.
 DEFAULT_MAX_RECV_MB = 64
 DEFAULT_ADDRESS = "0.0.0.0:9443"
-# Crossplane's function runner gives a call a deadline of its own; five
-# seconds lets a rolling update finish every call already accepted.
+# Crossplane sets no deadline per call, only its reconcile's two minutes
+# (docs/platform/fleet-scale.md); five seconds lets a rolling update finish
+# every call already accepted, which take milliseconds.
 SHUTDOWN_GRACE_SECONDS = 5.0
 DRAIN_QUIET_SECONDS = 0.5
 ORPHAN_CHECK_SECONDS = 1.0
