@@ -4,6 +4,9 @@ A manifest, scenario or hardware file that cannot be read is one line naming
 the file (and the line where it can) with exit 1; usage errors exit 2;
 anything unexpected is one ``internal error`` line (a bug to report), never a
 traceback.
+
+On a terminal, stderr shows the run's progress on one line (``simulate.progress``), blanked
+before anything else is printed; piped, or with ``--quiet``, stderr carries only messages.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from modelplane.errors import InputError
 from modelplane.render import FunctionPool, RenderError, reader
 from modelplane.simulate import report, scenario
 from modelplane.simulate.loop import load
+from modelplane.simulate.progress import for_stream
 
 VIEWS = ("placements", "conditions", "capacity", "routes", "timeline", "resources", "all")
 
@@ -51,6 +55,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--lab", nargs="?", const="", default=None, metavar="STATE",
                    help="apply every composed remote object to the running lab (modelplane lab up) and read its "
                         "status back from the real servers; STATE is the lab's folder (default: lab's default)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress line on stderr (it is shown only when stderr is a terminal)")
     return p
 
 
@@ -116,6 +122,7 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     if args.output == "json" and args.show != "timeline":
         print("modelplane simulate: -o json prints the timeline; add --show timeline", file=err)
         return 2
+    progress = for_stream(err, args.quiet)
     pool = FunctionPool()
     sim = None
     try:
@@ -128,9 +135,11 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
             if args.show != "timeline":
                 return
             entry = scenario.timeline(s, current[0])
+            progress.clear()
             print(json.dumps(entry) if args.output == "json" else scenario.timeline_text(entry), file=out, flush=True)
 
-        sim = load(args.directory, pool, unready=set(args.unready), hardware=hardware, on_round=on_round, **lab)
+        sim = load(args.directory, pool, unready=set(args.unready), hardware=hardware, on_round=on_round,
+                   progress=progress, **lab)
         outcome = sim.run(max_rounds=args.max_rounds)
         unsettled = [] if outcome.converged else [f"loading: still changing: {', '.join(outcome.still_changing)}"]
         runner = scenario.Runner(sim, args.scenario.parent if args.scenario else Path("."), args.max_rounds,
@@ -138,12 +147,17 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
         runner.play(steps)
         unsettled += runner.unsettled
     except (RenderError, InputError) as e:
+        progress.done()
         print(f"modelplane simulate: {e}", file=err)
         return 1
     finally:
+        # Stopping the function processes takes a while on a busy machine: say so.
+        progress.phase("stopping functions")
         if sim is not None:
             sim.close()
         pool.close()
+        # Blank for good before anything else is printed (the report, an error, the shell's prompt).
+        progress.done()
     world = sim.world
     if args.show == "resources":
         out.write(report.resources(world))

@@ -12,6 +12,7 @@
 - ``health``, ``addresses``: the statuses controllers write back, valid upstream
 - ``scenario``: steps over simulated time, and the timeline
 - ``report``: placements, conditions, capacity, resources
+- ``progress``: the one progress line on a terminal's stderr (``--quiet`` silences it)
 - ``admission_orders``: whether an observed outcome of competing deployments is one some
   admission order reaches (the real scheduler over every order): judges real Crossplane's races
 

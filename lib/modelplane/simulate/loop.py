@@ -24,6 +24,8 @@ the placements of the waves before it instead of herding onto the same pools.
 round that changes nothing: the reference the incremental mode is tested
 against (``tests/simulate/test_fleet.py::
 test_incremental_reconcile_reaches_the_same_world_as_rendering_everything_every_round``).
+A ``progress.Progress`` sink hears each round begin and each XR reconciled; the
+default says nothing.
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ from modelplane import functions, paths
 from modelplane.physical.interface import PhysicalFleet
 from modelplane.render import FunctionPool, reader
 from modelplane.simulate.codec import CachingCodec
+from modelplane.simulate.progress import NO_PROGRESS, Progress
 from modelplane.simulate.reconcile import Job, Reconciler
 from modelplane.simulate.sync import ClusterSync
 from modelplane.simulate.tracking import Changes
@@ -114,8 +117,10 @@ class Simulator:
                  incremental: bool = True, workers: int = 4,
                  on_round: Callable[[Simulator, int], None] | None = None,
                  hardware: dict[str, dict] | None = None, physical: PhysicalFleet | None = None,
-                 batch: dict[str, int] | None = None, spread: dict[str, int] | None = None):
+                 batch: dict[str, int] | None = None, spread: dict[str, int] | None = None,
+                 progress: Progress = NO_PROGRESS):
         self.world = world
+        self.progress = progress
         self.incremental = incremental
         self.workers = max(1, workers)
         self.on_round = on_round
@@ -212,8 +217,10 @@ class Simulator:
             results = (reconciler.render(j, p) for j, p in zip(jobs, spread))
         self.renders += sum(1 for j in jobs if not isinstance(j, str))
         placed = self.changes.placed
+        xrs = self.world.xrs
         for key, job, result in zip(keys, jobs, results):
             reconciler.apply(key, job[1] if not isinstance(job, str) else [], result)
+            self.progress.reconciled(1, len(xrs))
         moved = self.changes.placed != placed
         if limit:
             # A wave that placed or removed no replica cannot have herded: the next may be twice as
@@ -242,6 +249,7 @@ class Simulator:
             done |= frozenset(rendered)
 
     def round(self, executor: ThreadPoolExecutor | None = None) -> None:
+        self.progress.round_started(self.rounds + 1, len(self.world.xrs))
         for kind in KIND_ORDER:
             if self.incremental and kind in self.batch:
                 self._batched(kind, executor)
@@ -258,6 +266,9 @@ class Simulator:
 
     def run(self, max_rounds: int = 30) -> Outcome:
         """Reconcile until the fixed point, or give up after ``max_rounds`` more rounds."""
+        if not self.rounds:
+            # Seconds on a busy machine, with nothing else to show: say what the wait is.
+            self.progress.phase("starting functions")
         self.start_functions()
         self.clusters.settle()
         executor = ThreadPoolExecutor(self.workers) if self.workers > 1 else None
