@@ -25,9 +25,13 @@ def modules(names: list[str]) -> list[str]:
 def main(argv: list[str]) -> int:
     for name in modules(argv):
         module = importlib.import_module(f"{__package__}.{name}")
-        print(f"## {name.removeprefix('bench_')}")
-        print("\n".join(table(module.run())))
-        print()
+        result = module.run()
+        # a module returns its rows, or several titled tables ({title: rows})
+        parts = result.items() if isinstance(result, dict) else [("", result)]
+        for title, rows in parts:
+            print(f"## {name.removeprefix('bench_')}{': ' + title if title else ''}")
+            print("\n".join(table(rows)))
+            print()
     return 0
 
 
