@@ -1,0 +1,178 @@
+"""compose-model-deployment over real gRPC: latency at 1,000 and 10,000 clusters, where the time goes, and load.
+
+``python -m tests.bench grpc`` runs only this. A ``modelplane serve
+compose-model-deployment --insecure`` subprocess (a fresh one per table part,
+so its peak RSS is that part's) is called over ONE persistent channel with the
+request's raw bytes (``grpcbench``); requests are the second call of a
+reconcile, every required input present (``requests``).
+
+- latency: "placing 10 replicas" has no observed children; "steady" sends the
+  first response's ModelReplicas back as observed (nothing changed). p50/p95
+  of RUNS calls after 3 warm-ups (the same bytes each time, so a server's
+  per-cluster caches are warm, as for any server that has seen the fleet).
+  "floor" is the same bytes to a no-op grpcio server: moving them costs that.
+- breakdown (issue 35 item 1) at 1,000 clusters: transport is the floor;
+  the rest is measured in-process (``breakdown``), as ms and % of their sum.
+- load (issue 35 item 5): IN_FLIGHT threads, each reconciling its own
+  ModelDeployment (one placing call, then steady calls) on the shared channel
+  against one 1,000-cluster fleet for LOAD_SECONDS. Every call counts.
+  Crossplane sets no per-call deadline, only its reconcile's 2 minutes
+  (docs/platform/fleet-scale.md), so a call over 120 s is a failure.
+
+Client and server share the machine's cores: on 2 cores the client's
+threads take CPU from the server, so load figures are pessimistic.
+Targets are issue 35's (2 cores, quiet machine).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import threading
+import time
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from tests.bench import breakdown, grpcbench
+from tests.bench.requests import deployment_part, replicas, required_part
+
+RUNS = 20
+SIZES = (1000, 10000)
+# Opt-out for a quick look: MODELPLANE_BENCH_QUICK=1 runs 1,000 clusters only, shorter load.
+QUICK = os.environ.get("MODELPLANE_BENCH_QUICK") == "1"
+LOAD_SECONDS = 5 if QUICK else 20
+IN_FLIGHT = (10, 100)
+CROSSPLANE_RECONCILE_SECONDS = 120
+TARGETS = {
+    (1000, "placing 10 replicas"): "<= 15 ms",
+    (1000, "steady"): "<= 5 ms",
+    (10000, "placing 10 replicas"): "<= 150 ms, RSS <= 256 MiB",
+    (10000, "steady"): "<= 35 ms, RSS <= 256 MiB",
+    10: "0 errors, p99 <= 200 ms",
+    100: "0 errors, p99 <= 2 s",
+}
+
+
+def _placed(rsp_bytes: bytes) -> dict[str, dict]:
+    return replicas(fnv1.RunFunctionResponse.FromString(rsp_bytes), 10)
+
+
+def latency(floor: dict[tuple[int, str], list[float]]) -> list[dict]:
+    rows = []
+    for n in SIZES[:1] if QUICK else SIZES:
+        started = time.perf_counter()
+        shared = required_part(n)
+        placing = deployment_part() + shared
+        with grpcbench.serve() as server, grpcbench.channel(server.address) as call:
+            observed = _placed(call(placing))
+            steady = deployment_part(observed) + shared
+            assert sorted(_placed(call(steady))) == sorted(observed), "a steady call moved replicas"
+            with grpcbench.noop_server() as noop, grpcbench.channel(noop) as noop_call:
+                for kind, data in (("placing 10 replicas", placing), ("steady", steady)):
+                    ms = grpcbench.timings(call, data, RUNS)
+                    floor[(n, kind)] = grpcbench.timings(noop_call, data, RUNS)
+                    rows.append({
+                        "clusters": n, "call": kind, "request MB": len(data) / 1e6,
+                        "p50 ms": grpcbench.median(ms), "p95 ms": grpcbench.pct(ms, 95),
+                        "floor p50 ms": grpcbench.median(floor[(n, kind)]),
+                        "server peak RSS MiB": server.peak_rss_mib(),
+                        "row s": time.perf_counter() - started,
+                        "target": TARGETS[(n, kind)],
+                    })
+    return rows
+
+
+def phases(floor: dict[tuple[int, str], list[float]]) -> list[dict]:
+    shared = required_part(1000)
+    placing = deployment_part() + shared
+    measured = {"placing 10 replicas": breakdown.measure(placing, RUNS)}
+    # the observed children are what the server answered, as in the latency rows
+    from modelplane import functions
+    from modelplane.pipeline.server import decode_request, run_compose
+    rsp = run_compose(breakdown.FN, functions.load(breakdown.FN), decode_request(placing))
+    measured["steady"] = breakdown.measure(deployment_part(replicas(rsp, 10)) + shared, RUNS)
+    for kind, m in measured.items():
+        m["transport"] = grpcbench.median(floor[(1000, kind)])
+    rows = []
+    for phase in ("transport", *breakdown.PHASES, "other"):
+        row = {"phase (1,000 clusters)": phase}
+        for kind, m in measured.items():
+            whole = m["total"] + m["transport"]
+            row[f"{kind} ms"] = m[phase]
+            row[f"{kind} %"] = 100 * m[phase] / whole
+        row["what"] = ("no-op grpcio server, same bytes" if phase == "transport"
+                       else breakdown.PHASES.get(phase, "compose's remaining steps: classes, services, drain, status"))
+        rows.append(row)
+    rows.append({"phase (1,000 clusters)": "sum", **{
+        f"{kind} ms": m["total"] + m["transport"] for kind, m in measured.items()}, "what": "in-process + transport"})
+    return rows
+
+
+def _reconcile_concurrently(call: grpcbench.Call, shared: bytes, in_flight: int,
+                            seconds: float) -> tuple[list[float], list[str], float]:
+    """(every call's ms, errors, wall s): in_flight threads, each its own ModelDeployment, until seconds pass."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def reconcile(i: int) -> None:
+        name = f"load-{i:03d}"
+        data = deployment_part(name=name) + shared
+        while time.monotonic() < stop:
+            start = time.perf_counter()
+            try:
+                observed, error = _placed(call(data)), None
+            except Exception as err:  # noqa: BLE001 - counted and reported, the run goes on
+                observed, error = None, f"{type(err).__name__}: {str(err)[:200]}"
+            ms = (time.perf_counter() - start) * 1000
+            with lock:
+                latencies.append(ms)
+                if error:
+                    errors.append(error)
+            if observed is not None:
+                data = deployment_part(observed, name) + shared  # the next reconcile: steady
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=reconcile, args=(i,)) for i in range(in_flight)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies, errors, time.perf_counter() - started
+
+
+def load() -> list[dict]:
+    shared = required_part(1000)
+    rows = []
+    for in_flight in IN_FLIGHT:
+        with grpcbench.serve() as server, grpcbench.channel(server.address) as call:
+            call(deployment_part(name="warm-up") + shared)
+            latencies, errors, wall = _reconcile_concurrently(call, shared, in_flight, LOAD_SECONDS)
+            rows.append({
+                "in flight": in_flight, "clusters": 1000, "seconds": wall, "calls": len(latencies),
+                "calls/s": len(latencies) / wall, "p50 ms": grpcbench.median(latencies),
+                "p99 ms": grpcbench.pct(latencies, 99), "max ms": max(latencies),
+                "server peak RSS MiB": server.peak_rss_mib(), "errors": len(errors),
+                f"over {CROSSPLANE_RECONCILE_SECONDS} s": sum(ms > CROSSPLANE_RECONCILE_SECONDS * 1000
+                                                              for ms in latencies),
+                "target": TARGETS[in_flight],
+                "first error": errors[0] if errors else "",
+            })
+    return rows
+
+
+def run() -> dict[str, list[dict]]:
+    """Every table, measured in a child process: the client's requests (10,000 clusters are built as
+    Python objects first) would otherwise raise the peak RSS the benchmarks after this one report."""
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_run).result()
+
+
+def _run() -> dict[str, list[dict]]:
+    floor: dict[tuple[int, str], list[float]] = {}
+    started = time.perf_counter()
+    out = {"latency": latency(floor), "breakdown": phases(floor), "load": load()}
+    out["run"] = [{"load average (1, 5, 15 min) at end": grpcbench.load_average(), "cores": os.cpu_count(),
+                   "seconds": time.perf_counter() - started}]
+    return out
