@@ -6,6 +6,7 @@ import base64
 import json
 import stat
 import sys
+import time
 
 import pytest
 import yaml
@@ -111,6 +112,42 @@ def test_process_ready_then_stopped(tmp_path):
     assert p.wait_ready(flag.exists, timeout=10) >= 0
     assert p.stop() == -15  # SIGTERM
     assert not p.alive()
+
+
+_COUNTS_TERMS = (
+    "import pathlib, signal, sys, time\n"
+    "log, flag = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])\n"
+    "def term(*_):\n"
+    "    with log.open('a') as f: f.write('TERM\\n')\n"
+    "    time.sleep(0.5)\n"  # a shutdown that takes a while
+    "    raise SystemExit(0)\n"
+    "signal.signal(signal.SIGTERM, term)\n"
+    "flag.touch()\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_terminate_sends_one_sigterm_and_stop_then_only_waits(tmp_path):
+    """``terminate`` lets a caller signal many processes before waiting for any (FunctionPool.close);
+    ``stop`` afterwards must not signal again: a second SIGTERM could cut a graceful shutdown short."""
+    procs = []
+    for i in range(2):
+        log, flag = tmp_path / f"terms-{i}", tmp_path / f"up-{i}"
+        procs.append((Process(f"p{i}", [sys.executable, "-c", _COUNTS_TERMS, log, flag], tmp_path / f"p{i}.log"),
+                      log, flag))
+    for p, _, flag in procs:
+        p.wait_ready(flag.exists, timeout=10)
+    for p, _, _ in procs:
+        p.terminate()
+    # Both get their SIGTERM before either is waited for: each writes its log on its own.
+    deadline = time.monotonic() + 10
+    while not all(log.exists() for _, log, _ in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(log.exists() for _, log, _ in procs)
+    for p, log, _ in procs:
+        assert p.stop() == 0
+        assert log.read_text() == "TERM\n"
+    assert not any(p.alive() for p, _, _ in procs)
 
 
 def test_process_not_ready_in_time(tmp_path):

@@ -53,6 +53,7 @@ class Process:
         self.argv = [str(a) for a in argv]
         self.log = log
         self.grace = grace
+        self._terminated = False  # SIGTERM sent (``terminate``); ``stop`` only waits then
         if log is None:
             out = self._anonymous = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
         else:
@@ -109,11 +110,18 @@ class Process:
                 raise self.failure(f"was not ready within {timeout:.0f} s")
             time.sleep(interval)
 
-    def stop(self, grace: float | None = None) -> int | None:
-        """SIGTERM, then SIGKILL after ``grace`` seconds (default: the one it was started with);
-        returns the exit code. An anonymous log is gone afterwards."""
-        if self.alive():
+    def terminate(self) -> None:
+        """SIGTERM without waiting: stopping many processes, send every SIGTERM first and
+        ``stop`` each afterwards, so their shutdowns overlap instead of adding up."""
+        if self.alive() and not self._terminated:
             self.proc.send_signal(signal.SIGTERM)
+            self._terminated = True
+
+    def stop(self, grace: float | None = None) -> int | None:
+        """SIGTERM (unless ``terminate`` sent it), then SIGKILL after ``grace`` seconds (default:
+        the one it was started with); returns the exit code. An anonymous log is gone afterwards."""
+        if self.alive():
+            self.terminate()
             try:
                 self.proc.wait(self.grace if grace is None else grace)
             except subprocess.TimeoutExpired:

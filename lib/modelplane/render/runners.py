@@ -298,6 +298,8 @@ class FunctionPool:
             channel.close()
         self._channels.clear()
         for process, _ in self._processes.values():
+            process.terminate()  # every SIGTERM first: the shutdowns overlap
+        for process, _ in self._processes.values():
             process.stop()
         self._processes.clear()
         self._listening.clear()
