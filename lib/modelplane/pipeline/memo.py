@@ -6,22 +6,29 @@ only costs a miss). Least recently used out first.
 """
 from __future__ import annotations
 
-import hashlib
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
 
+Key = tuple[int, int, int]
 
-def digest(wire: bytes) -> bytes:
-    return hashlib.blake2b(wire, digest_size=16).digest()
+
+def digest(wire: bytes) -> Key:
+    """What identifies ``wire`` in a memo: its length, Python's hash of it (SipHash, keyed per
+    process) and its CRC-32, 96 bits in all, so two different messages meet with a chance of
+    about n^2 / 2^97 among n kept. Not the bytes themselves: a memo must not keep whole
+    requests alive (a cluster with a large annotation). A third of blake2b's cost: the steady
+    call hashes every cluster it receives (2.85 MB at 1,000 clusters: 0.95 ms against 2.2 ms)."""
+    return len(wire), hash(wire), zlib.crc32(wire)
 
 
 class DigestMemo(Generic[V]):
     def __init__(self, limit: int) -> None:
-        self._values: OrderedDict[bytes, V] = OrderedDict()
+        self._values: OrderedDict[Key, V] = OrderedDict()
         self._limit = limit
         self._lock = threading.Lock()
         self.hits = self.misses = 0
