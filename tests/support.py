@@ -75,6 +75,14 @@ def conditions(rsp: fnv1.RunFunctionResponse) -> dict[str, fnv1.Condition]:
 @contextlib.contextmanager
 def serve_process(function: str, *extra: str, env: Mapping[str, str] | None = None) -> Iterator[str]:
     """Start ``modelplane serve`` as a real subprocess; yield its address."""
+    with serve_popen(function, *extra, env=env) as (_, address):
+        yield address
+
+
+@contextlib.contextmanager
+def serve_popen(function: str, *extra: str, env: Mapping[str, str] | None = None,
+                wait: float = 20.0) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``serve_process`` that also yields the process (for its pid: the benchmarks read its memory)."""
     port = free_port()
     address = f"127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "modelplane.cli", "serve", *([function] if function else []), "--address", address, *extra]
@@ -82,7 +90,7 @@ def serve_process(function: str, *extra: str, env: Mapping[str, str] | None = No
         cmd, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise RuntimeError(f"serve exited {proc.returncode}: {proc.stderr.read()}")
@@ -91,8 +99,8 @@ def serve_process(function: str, *extra: str, env: Mapping[str, str] | None = No
                     break
             time.sleep(0.05)
         else:
-            raise RuntimeError("serve did not start listening within 20s")
-        yield address
+            raise RuntimeError(f"serve did not start listening within {wait:.0f}s")
+        yield proc, address
     finally:
         proc.terminate()
         try:

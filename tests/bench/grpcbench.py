@@ -11,15 +11,15 @@ import concurrent.futures
 import contextlib
 import math
 import os
-import socket
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
+
+from tests.support import serve_popen
 
 METHOD = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
 FN = "compose-model-deployment"
@@ -27,12 +27,6 @@ FN = "compose-model-deployment"
 CLIENT_OPTIONS = [("grpc.max_send_message_length", -1)]
 
 Call = Callable[[bytes], bytes]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -69,31 +63,8 @@ def _hwm_kib(pid: int) -> int:
 
 @contextlib.contextmanager
 def serve(function: str = FN) -> Iterator[Server]:
-    address = f"127.0.0.1:{free_port()}"
-    cmd = [sys.executable, "-m", "modelplane.cli", "serve", function, "--insecure", "--address", address]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while not _listening(address):
-            if proc.poll() is not None:
-                raise RuntimeError(f"modelplane serve exited {proc.returncode}: {proc.stderr.read()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"modelplane serve did not listen on {address} within 30 s")
-            time.sleep(0.05)
+    with serve_popen(function, "--insecure", wait=30) as (proc, address):
         yield Server(proc, address)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _listening(address: str) -> bool:
-    host, port = address.rsplit(":", 1)
-    with socket.socket() as s:
-        return s.connect_ex((host, int(port))) == 0
 
 
 @contextlib.contextmanager

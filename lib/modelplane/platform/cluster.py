@@ -200,33 +200,33 @@ def deletion_order(c: Composition, plan: Plan) -> None:
             c.drop(key)  # its user is gone, or no longer uses it
 
 
-def identity_problem(plan: Plan, inputs: Inputs) -> str:
-    """Why the provider configs cannot be composed with the identity the source needs ("" = they can)."""
+def _identity(plan: Plan, inputs: Inputs) -> tuple[dict[str, Any] | None, str]:
+    """The provider configs' ``spec.identity`` read from the cloud's own provider config, and why
+    it cannot be had ("" while that config is not fetched yet, or when the source needs none)."""
     identity = plan.source.identity
     if identity is None or inputs.cloud_config is _UNFETCHED:
-        return ""
-    name = plan.target.cloud_provider_config
+        return None, ""
     if inputs.cloud_config is None:
-        return (f"{plan.source.name} {identity.kind} {name!r} named by {plan.target.block_field}.credentials."
-                f"providerConfigName does not exist; create it (its service-account key also signs in to the cluster)")
+        return None, (f"{plan.source.name} {identity.kind} {plan.target.cloud_provider_config!r} named by "
+                      f"{plan.target.block_field}.credentials.providerConfigName does not exist; create it "
+                      f"(its service-account key also signs in to the cluster)")
     try:
-        identity.derive(plan.target, inputs.cloud_config)
+        return identity.derive(plan.target, inputs.cloud_config), ""
     except InputError as err:
-        return f"{err.field}: {err.message}"
-    return ""
+        return None, f"{err.field}: {err.message}"
 
 
-def access(c: Composition, plan: Plan, inputs: Inputs | None = None) -> None:
+def access(c: Composition, plan: Plan, inputs: Inputs) -> None:
     """The provider configs remote objects and Releases use, reading the cluster's kubeconfig
     (and, where the kubeconfig cannot sign in by itself, the identity the cloud's own provider
     config holds: until that is read and usable, whatever was composed is kept as it is)."""
     secret = plan.source.kubeconfig(plan.target)
     spec: dict[str, Any] = {"credentials": {"source": "Secret", "secretRef": dict(secret)}}
     if plan.source.identity is not None:
-        config = inputs.cloud_config if inputs is not None else _UNFETCHED
-        if config is _UNFETCHED or config is None or identity_problem(plan, inputs):
+        identity, _ = _identity(plan, inputs)
+        if identity is None:
             return  # never a provider config that cannot sign in; the seeded ones stay
-        spec["identity"] = plan.source.identity.derive(plan.target, config)
+        spec["identity"] = identity
     for key, api in PROVIDER_CONFIGS.items():
         c.desire(key, {
             "apiVersion": api, "kind": "ClusterProviderConfig",
@@ -354,7 +354,7 @@ def _inputs_condition(c: Composition, plan: Plan, inputs: Inputs) -> None:
     elif missing:
         c.condition(cond.SYNCED_INPUTS, False, cond.NOT_FOUND,
                     f"{'; '.join(missing)} does not exist; the pool is composed once the class is created")
-    elif problem := identity_problem(plan, inputs):
+    elif problem := _identity(plan, inputs)[1]:
         c.condition(cond.SYNCED_INPUTS, False, cond.NOT_FOUND if inputs.cloud_config is None else cond.INVALID_INPUT,
                     f"{problem}; the provider configs are composed once it is fixed")
     else:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.errors import InputError
+from modelplane.platform import nebius
 from modelplane.quantity import Quantity, QuantityError
 from modelplane.semver import Version, VersionError
 
@@ -63,9 +64,7 @@ def check_class(spec: Mapping[str, Any]) -> None:
                 raise InputError(f"{field}.value", str(err)) from None
     neb = (spec.get("provisioning") or {}).get("nebius")
     if neb:
-        from modelplane.platform.nebius import check_preset  # (nebius reads the cloud builders)
-
-        check_preset(neb, "spec.provisioning.nebius")
+        nebius.check_preset(neb, "spec.provisioning.nebius")
 
 
 def summarize(spec: Mapping[str, Any]) -> str:
