@@ -56,7 +56,7 @@ def compose(c: Composition) -> None:
         c.warning(w)
 
     # Failover and the rollout step decide which observed replicas count.
-    p = plan(own.replicas, clusters, infos.since, rev, strategy, dep.replicas, after, now)
+    p = plan(own.replicas, infos.clusters, infos.since, rev, strategy, dep.replicas, after, now)
 
     fleet = Fleet(clusters=clusters, classes=classes, cache_ready=cache.ready if cache else None,
                   terminating=terminating)
@@ -64,9 +64,8 @@ def compose(c: Composition) -> None:
     routes = drain.Drain(inputs.read_routed(c.required(inputs.SERVICES), dep.namespace), now, read_drain(c.spec))
     leaving = drain.removals(own.replicas, sched, p.step.retire, routes)
 
-    down = frozenset(cl.name for cl in clusters if not cl.ready)
     kids = children(dep, c.spec, (c.xr.get("metadata") or {}).get("labels"), sched, infos, cache, c.observed,
-                    own, leaving, rev, p.replaced, down)
+                    own, leaving, rev, p.replaced, infos.down)
     for name, (obj, ready) in kids.desired.items():
         c.desire(name, obj, ready=ready)
     for name in kids.drop:

@@ -258,3 +258,8 @@ def wire(obj: Mapping[str, Any]) -> bytes:
     res = fnv1.Resource()
     res.resource.update(dict(obj))
     return res.SerializeToString()
+
+
+def by_name(clusters) -> dict[str, Cluster]:
+    """Clusters by name, as ``ClusterInfos.clusters`` gives them to plan and failover."""
+    return {c.name: c for c in clusters}

@@ -18,6 +18,7 @@ from modelplane.deployment import clusters
 from modelplane.deployment.clusters import ClusterInfo, facts, read_clusters
 from modelplane.errors import InputError
 from modelplane.pipeline.memo import DigestMemo
+from modelplane.pipeline.received import Items
 from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 
 from tests.deployment.builders import CREATED, NAME, NS, allocation, at, inference_cluster, pool, wire
@@ -222,3 +223,51 @@ def test_the_memo_is_shared_but_each_view_is_the_deployments_own() -> None:
     [theirs], _, _ = read_clusters([item], OTHER, frozenset({f"{OTHER}-0-a"}))
     assert [a.deployment for a in mine.pools[0].allocations] == [OTHER]
     assert [a.deployment for a in theirs.pools[0].allocations] == [OWN]
+
+
+# --- a whole fleet seen again ------------------------------------------------------------
+
+
+def _items(*objs: dict, version: int) -> Items:
+    """The clusters as the request decoder hands them over: ``Items`` with a version."""
+    out = Items(wire(o) for o in objs)
+    out.version = version
+    return out
+
+
+def test_a_fleet_seen_again_is_not_read_item_by_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same Items (same version): not one digest is taken; the views are still per deployment.
+    memo: DigestMemo = DigestMemo(10)
+    monkeypatch.setattr(clusters, "_CACHE", memo)
+    monkeypatch.setattr(clusters, "_FLEETS", clusters._Fleets(2))
+    fleet = _items(inference_cluster("b", pools=[pool(allocations=[_mine(0), _theirs(0)])]),
+                   inference_cluster("a", ready=False, pools=[pool()]), version=7)
+    first, _, _ = read_clusters(fleet, OWN, frozenset({f"{OWN}-0-a"}))
+    taken = memo.hits + memo.misses
+    mine, infos, terminating = read_clusters(fleet, OWN, frozenset({f"{OWN}-0-a"}))
+    theirs, _, _ = read_clusters(fleet, OTHER, frozenset({f"{OTHER}-0-a"}))
+    assert memo.hits + memo.misses == taken == 2
+    assert mine == first and [c.name for c in mine] == ["a", "b"]   # sorted by name, as read item by item
+    assert [a.deployment for a in mine[1].pools[0].allocations] == [OTHER]
+    assert [a.deployment for a in theirs[1].pools[0].allocations] == [OWN]
+    assert mine[0] is theirs[0]                                       # a cluster neither is on: one shared view
+    assert infos.down == frozenset({"a"}) and infos.clusters["b"].ready and "c" not in infos.clusters
+    assert 0 not in terminating
+
+
+def test_a_fleets_terminating_replicas_are_found_from_the_clusters_it_is_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(clusters, "_FLEETS", clusters._Fleets(2))
+    fleet = _items(inference_cluster("a", pools=[pool(allocations=[_mine(3)])]), inference_cluster("b"), version=8)
+    for _ in range(2):  # read, then from the kept fleet
+        _, _, terminating = read_clusters(fleet, OWN, frozenset())
+        assert 3 in terminating and 0 not in terminating
+
+
+def test_a_changed_fleet_is_a_new_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(clusters, "_FLEETS", clusters._Fleets(2))
+    read_clusters(_items(inference_cluster("a", labels={"v": "1"}), version=9), OWN)
+    [got], _, _ = read_clusters(_items(inference_cluster("a", labels={"v": "2"}), version=10), OWN)
+    assert got.labels == {"v": "2"}
+    # plain lists (a request that did not arrive as bytes) carry no version: always read item by item
+    [plain], _, _ = read_clusters([wire(inference_cluster("a", labels={"v": "3"}))], OWN)
+    assert plain.labels == {"v": "3"}

