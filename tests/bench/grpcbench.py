@@ -91,14 +91,17 @@ def channel(address: str) -> Iterator[Call]:
         yield lambda data: rpc(data, wait_for_ready=True)
 
 
-def timings(call: Call, data: bytes, runs: int, warmups: int = 3) -> list[float]:
-    """Wall ms of ``runs`` calls after ``warmups`` (the first calls fill the server's caches)."""
+def timings(call: Call, data: bytes | list[bytes], runs: int, warmups: int = 3) -> list[float]:
+    """Wall ms of ``runs`` calls after ``warmups`` (the first calls fill the server's caches);
+    of a list of requests the warm-ups send the first, the timed calls the others in turn."""
+    sent = data if isinstance(data, list) else [data, data]
     for _ in range(warmups):
-        call(data)
+        call(sent[0])
     out = []
-    for _ in range(runs):
+    for i in range(runs):
+        one = sent[1 + i % (len(sent) - 1)]
         start = time.perf_counter()
-        call(data)
+        call(one)
         out.append((time.perf_counter() - start) * 1000)
     return out
 

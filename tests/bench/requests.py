@@ -103,10 +103,16 @@ def deployment(name: str = "qwen3-8b", namespace: str = "ml-team") -> dict:
     }
 
 
-def required_part(n: int) -> bytes:
-    """The required resources of a request at n clusters, encoded (the large, shared part)."""
+def required_part(n: int, simulated: bool = False) -> bytes:
+    """The required resources of a request at n clusters, encoded (the large, shared part); with
+    ``simulated``, the clusters and classes as a simulated fleet publishes them (``simfleet``)."""
+    if simulated:
+        from tests.bench import simfleet
+        found, kinds = simfleet.clusters(n), simfleet.classes()
+    else:
+        found, kinds = clusters(n), classes()
     req = fnv1.RunFunctionRequest()
-    for key, items in ((CLUSTERS, clusters(n)), (CLASSES, classes()), (SERVICES, [])):
+    for key, items in ((CLUSTERS, found), (CLASSES, kinds), (SERVICES, [])):
         bucket = req.required_resources[key]  # present even when empty: "fetched, nothing matched"
         for item in items:
             bucket.items.add().resource.update(item)
