@@ -22,6 +22,8 @@ from a simulated fleet (``simfleet``: 2.77 MB at 1,000 clusters).
   against one 1,000-cluster fleet for LOAD_SECONDS. Every call counts.
   Crossplane sets no per-call deadline, only its reconcile's 2 minutes
   (docs/platform/fleet-scale.md), so a call over 120 s is a failure.
+- memory: a fresh server's peak RSS at 10,000 clusters with 1, 4 and 8
+  placing calls sent at once (not in the quick run).
 
 Client and server share the machine's cores: on 2 cores the client's
 threads take CPU from the server, so load figures are pessimistic.
@@ -46,6 +48,7 @@ SIZES = (1000, 10000)
 QUICK = os.environ.get("MODELPLANE_BENCH_QUICK") == "1"
 LOAD_SECONDS = 5 if QUICK else 20
 IN_FLIGHT = (10, 100)
+MEMORY_IN_FLIGHT = (1, 4, 8)
 CROSSPLANE_RECONCILE_SECONDS = 120
 TARGETS = {
     (1000, "placing 10 replicas"): "<= 15 ms",
@@ -179,6 +182,24 @@ def load() -> list[dict]:
     return rows
 
 
+def memory() -> list[dict]:
+    """Peak RSS of a fresh server at 10,000 clusters with 1, 4 and 8 placing calls sent at once
+    (after one warm-up call): what each call in flight costs (docs/platform/fleet-scale.md)."""
+    shared = required_part(10000, simulated=True)
+    rows = []
+    for in_flight in MEMORY_IN_FLIGHT:
+        with grpcbench.serve() as server, grpcbench.channel(server.address) as call:
+            call(deployment_part(name="warm-up") + shared)
+            idle = server.peak_rss_mib()
+            with concurrent.futures.ThreadPoolExecutor(in_flight) as pool:
+                placed = list(pool.map(lambda i: _placed(call(deployment_part(name=f"burst-{i}") + shared)),
+                                       range(in_flight)))
+            assert len(placed) == in_flight
+            rows.append({"clusters": 10000, "calls in flight": in_flight, "after warm-up MiB": idle,
+                         "server peak RSS MiB": server.peak_rss_mib()})
+    return rows
+
+
 def run() -> dict[str, list[dict]]:
     """Every table, measured in a child process: the client's requests (10,000 clusters are built as
     Python objects first) would otherwise raise the peak RSS the benchmarks after this one report."""
@@ -190,6 +211,8 @@ def _run() -> dict[str, list[dict]]:
     floor: dict[tuple[int, str], list[float]] = {}
     started = time.perf_counter()
     out = {"latency": latency(floor), "breakdown": phases(floor), "load": load()}
+    if not QUICK:
+        out["memory"] = memory()
     out["run"] = [{"load average (1, 5, 15 min) at end": grpcbench.load_average(), "cores": os.cpu_count(),
                    "seconds": time.perf_counter() - started}]
     return out

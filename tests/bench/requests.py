@@ -15,6 +15,7 @@ per fleet size and shared by every deployment a benchmark sends.
 from __future__ import annotations
 
 import copy
+import functools
 import random
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -103,6 +104,7 @@ def deployment(name: str = "qwen3-8b", namespace: str = "ml-team") -> dict:
     }
 
 
+@functools.cache  # 10,000 simulated clusters take a while to build; every table of a run shares them
 def required_part(n: int, simulated: bool = False) -> bytes:
     """The required resources of a request at n clusters, encoded (the large, shared part); with
     ``simulated``, the clusters and classes as a simulated fleet publishes them (``simfleet``)."""
