@@ -31,7 +31,7 @@ from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
 
 from modelplane.errors import InputError
-from modelplane.pipeline import PARENT_PID_ENV
+from modelplane.pipeline import PARENT_PID_ENV, heap
 from modelplane.pipeline.composition import Composition, one_line
 from modelplane.pipeline.received import Received, receive
 
@@ -120,7 +120,14 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self.function = function
         self.compose = compose
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=function)
+        self._heap = heap.Heap()
         self.in_flight = 0  # touched only on the event loop's thread
+
+    def _run(self, req: fnv1.RunFunctionRequest | Received) -> fnv1.RunFunctionResponse:
+        try:
+            return run_compose(self.function, self.compose, req)
+        finally:
+            self._heap.settle()
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest | Received | Undecodable, context: grpc.aio.ServicerContext | None = None
@@ -130,7 +137,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self.in_flight += 1
         try:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._pool, run_compose, self.function, self.compose, req)
+            return await loop.run_in_executor(self._pool, self._run, req)
         finally:
             self.in_flight -= 1
 
