@@ -145,3 +145,22 @@ def test_a_server_started_for_a_process_stops_when_that_process_dies_without_sto
     finally:
         if alive():
             os.kill(pid, 9)
+
+
+def test_the_response_ttl_is_sixty_seconds_unless_the_server_is_told_otherwise():
+    with support.serve_process("compose-inference-class", "--insecure") as address:
+        assert support.call(address, support.request(CLASS)).meta.ttl.seconds == 60
+    with support.serve_process("compose-inference-class", "--insecure", "--ttl", "300") as address:
+        assert support.call(address, support.request(CLASS)).meta.ttl.seconds == 300
+    with support.serve_process("compose-inference-class", "--insecure",
+                               env={"MODELPLANE_RESPONSE_TTL": "900"}) as address:
+        assert support.call(address, support.request(CLASS)).meta.ttl.seconds == 900
+
+
+def test_a_ttl_out_of_range_is_a_usage_error():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "modelplane.cli", "serve", "compose-inference-class", "--insecure",
+                          "--ttl", "0"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--ttl" in out.stderr and "1<=x<=86400" in out.stderr

@@ -113,3 +113,12 @@ def test_required_is_tri_state():
     req.required_resources["caches"].SetInParent()
     run_compose("test-fn", compose, req)
     assert seen == {"missing": None, "empty": [], "items": [{"kind": "InferenceClass", "spec": {"n": 2}}]}
+
+
+def test_a_longer_response_ttl_is_still_shortened_by_a_time_based_decision():
+    import datetime
+
+    five_minutes = datetime.timedelta(minutes=5)
+    assert run_compose("t", _noop, support.request({"kind": "X"}), five_minutes).meta.ttl.seconds == 300
+    rsp = run_compose("t", lambda c: c.requeue_after(10), support.request({"kind": "X"}), five_minutes)
+    assert rsp.meta.ttl.seconds == 10

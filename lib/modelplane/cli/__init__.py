@@ -36,7 +36,13 @@ SUBCOMMANDS = {
 @click.command("serve", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("function", required=False, envvar="MODELPLANE_FUNCTION")
 @sdkcli.standard_options
-def serve_command(function, debug, address, tls_certs_dir, insecure, max_recv_message_size, max_send_message_size):
+@click.option("--ttl", "ttl", type=click.IntRange(1, 86400), default=60, show_default=True,
+              envvar="MODELPLANE_RESPONSE_TTL", metavar="SECONDS",
+              help="Response TTL: with realtime compositions Crossplane reconciles each XR again after it. "
+                   "Longer means fewer calls at rest in a large fleet, and new capacity seen later; "
+                   "time-based decisions (failover, drain) still shorten it. Env: MODELPLANE_RESPONSE_TTL.")
+def serve_command(function, debug, address, tls_certs_dir, insecure, max_recv_message_size, max_send_message_size,
+                  ttl):
     """Serve FUNCTION (or $MODELPLANE_FUNCTION) over gRPC, as Crossplane runs it."""
     from modelplane import functions
     from modelplane.pipeline import server
@@ -56,6 +62,7 @@ def serve_command(function, debug, address, tls_certs_dir, insecure, max_recv_me
         debug=debug,
         max_recv_message_size=max(max_recv_message_size, server.DEFAULT_MAX_RECV_MB),
         max_send_message_size=max_send_message_size,
+        ttl_seconds=ttl,
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import datetime
 import os
 import signal
 import traceback
@@ -49,11 +50,13 @@ DRAIN_QUIET_SECONDS = 0.5
 ORPHAN_CHECK_SECONDS = 1.0
 
 
-def run_compose(function: str, compose: Compose, req: fnv1.RunFunctionRequest | Received) -> fnv1.RunFunctionResponse:
-    """Run one composition step synchronously (also used in-process by tests)."""
+def run_compose(function: str, compose: Compose, req: fnv1.RunFunctionRequest | Received,
+                ttl: datetime.timedelta = response.DEFAULT_TTL) -> fnv1.RunFunctionResponse:
+    """Run one composition step synchronously (also used in-process by tests); the response's
+    TTL starts at ``ttl`` (the function may only shorten it: ``Composition.requeue_after``)."""
     received = req if isinstance(req, Received) else Received(req)
     req = received.message
-    rsp = response.to(req)
+    rsp = response.to(req, ttl)
     c = Composition(received, rsp, function)
     try:
         c.keep_observed()
@@ -116,16 +119,18 @@ def undecodable_response(req: Undecodable) -> fnv1.RunFunctionResponse:
 class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     """Serves one Modelplane function over gRPC."""
 
-    def __init__(self, function: str, compose: Compose, workers: int = 4):
+    def __init__(self, function: str, compose: Compose, workers: int = 4,
+                 ttl: datetime.timedelta = response.DEFAULT_TTL):
         self.function = function
         self.compose = compose
+        self.ttl = ttl
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=function)
         self._heap = heap.Heap()
         self.in_flight = 0  # touched only on the event loop's thread
 
     def _run(self, req: fnv1.RunFunctionRequest | Received) -> fnv1.RunFunctionResponse:
         try:
-            return run_compose(self.function, self.compose, req)
+            return run_compose(self.function, self.compose, req, self.ttl)
         finally:
             self._heap.settle()
 
@@ -228,6 +233,7 @@ def serve(
     max_recv_message_size: int = DEFAULT_MAX_RECV_MB,
     max_send_message_size: int | None = None,
     grace: float = SHUTDOWN_GRACE_SECONDS,
+    ttl_seconds: int = int(response.DEFAULT_TTL.total_seconds()),
 ) -> None:
     """Serve ``compose`` as function ``function`` until SIGTERM/SIGINT (blocking); in-flight calls
     finish first. The caller looks the function up (``modelplane.functions.load``): this layer knows
@@ -244,5 +250,5 @@ def serve(
         ("grpc.max_send_message_length", send * 1024 * 1024),
     ]
     creds = None if insecure else runtime.load_credentials(tls_certs_dir)
-    runner = FunctionRunner(function, compose)
+    runner = FunctionRunner(function, compose, ttl=datetime.timedelta(seconds=ttl_seconds))
     asyncio.run(_serve(runner, address, creds, insecure, options, grace))
