@@ -261,6 +261,10 @@ class _ByName(Mapping[str, Cluster]):
         return iter(self._facts)
 
 
+def _read_item(item: bytes | memoryview) -> Facts:
+    return facts(_decode(item))
+
+
 def _decode(item: bytes) -> struct_pb2.Struct:
     try:
         return decode_item(item)
@@ -302,11 +306,7 @@ class _Fleet:
 
     @classmethod
     def read(cls, items: Iterable[bytes | memoryview]) -> _Fleet:
-        read: dict[str, Facts] = {}
-        for item in items:
-            f = _CACHE.get(item, lambda item=item: facts(_decode(item)))
-            if f.cluster.name:
-                read[f.cluster.name] = f
+        read = {f.cluster.name: f for f in _CACHE.get_all(list(items), _read_item) if f.cluster.name}
         return cls(dict(sorted(read.items())))
 
     def view(self, own: str, live: Container[str]) -> tuple[tuple[Cluster, ...], ClusterInfos, Terminating]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -32,6 +32,33 @@ class DigestMemo(Generic[V]):
         self._limit = limit
         self._lock = threading.Lock()
         self.hits = self.misses = 0
+
+    def get_all(self, wires: Sequence[bytes | memoryview], make: Callable[[bytes | memoryview], V]) -> list[V]:
+        """The value for each of ``wires``, in order, under one lock; ``make(wire)`` works out
+        those missing (outside the lock)."""
+        keys = [(len(w), hash(w), zlib.crc32(w)) for w in wires]  # digest(), inlined: once per cluster
+        out: list = [None] * len(keys)
+        missing = []
+        with self._lock:
+            values = self._values
+            for k, key in enumerate(keys):
+                hit = values.get(key)
+                if hit is None:
+                    missing.append(k)
+                else:
+                    values.move_to_end(key)
+                    out[k] = hit
+            self.hits += len(keys) - len(missing)
+        if missing:
+            for k in missing:
+                out[k] = make(wires[k])
+            with self._lock:
+                self.misses += len(missing)
+                for k in missing:
+                    self._values[keys[k]] = out[k]
+                while len(self._values) > self._limit:
+                    self._values.popitem(last=False)
+        return out
 
     def get(self, wire: bytes, make: Callable[[], V]) -> V:
         """The value for ``wire``; ``make`` works it out on a miss (outside the lock: two threads

@@ -184,10 +184,39 @@ def _split(buf: memoryview, start: int, end: int) -> tuple[str, Items]:
             except UnicodeDecodeError:
                 raise _Malformed from None
         elif number == 2 and wire == LENGTH_DELIMITED:
-            # Resources: field 1 is the repeated item; anything else it might carry is not ours to read.
-            items.extend(buf[v:s] for n, w, _, v, s in _fields(buf, value, stop)
-                         if n == 1 and w == LENGTH_DELIMITED)
+            items.extend(_items(buf, value, stop))
     return key, items
+
+
+_ITEM_TAG = 1 << 3 | LENGTH_DELIMITED  # Resources.items, field 1
+
+
+def _items(buf: memoryview, start: int, end: int) -> list[memoryview]:
+    """A ``Resources`` message's items. Field 1 is the repeated item; anything else it might carry
+    is not ours to read. Items follow one another in the common case, so they are read in a
+    tight loop (half the cost of the generic walk, 10,000 times per call at 10,000 clusters);
+    from the first other field on, the generic walk takes over."""
+    out = []
+    i = start
+    while i < end and buf[i] == _ITEM_TAG:
+        j = i + 1
+        length = shift = 0
+        while True:
+            if j >= end or shift > 63:
+                raise _Malformed
+            b = buf[j]
+            j += 1
+            length |= (b & 0x7F) << shift
+            if b < 0x80:
+                break
+            shift += 7
+        i = j + length
+        if i > end:
+            raise _Malformed
+        out.append(buf[j:i])
+    if i < end:
+        out.extend(buf[v:s] for n, w, _, v, s in _fields(buf, i, end) if n == 1 and w == LENGTH_DELIMITED)
+    return out
 
 
 def receive(data: bytes) -> Received:
