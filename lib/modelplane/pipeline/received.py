@@ -68,7 +68,7 @@ class _Recent:
     """Entries seen lately, by length: (the entry's bytes, its key, its items). Thread-safe."""
 
     def __init__(self) -> None:
-        self._entries: OrderedDict[int, tuple[bytes, str, Items]] = OrderedDict()
+        self._entries: OrderedDict[int, tuple[bytes | memoryview, str, Items]] = OrderedDict()
         self._lock = threading.Lock()
 
     def find(self, data: bytes, start: int, stop: int) -> tuple[str, Items] | None:
@@ -81,7 +81,7 @@ class _Recent:
         # bytes.startswith compares in place (memcmp); comparing a memoryview would go byte by byte
         return (key, items) if data.startswith(wire, start) else None
 
-    def keep(self, wire: bytes, key: str, items: Items) -> None:
+    def keep(self, wire: bytes | memoryview, key: str, items: Items) -> None:
         with self._lock:
             self._entries[len(wire)] = (wire, key, items)
             self._entries.move_to_end(len(wire))
@@ -168,7 +168,9 @@ def _entry(data: bytes, buf: memoryview, start: int, end: int) -> tuple[str, Ite
         hit = RECENT.find(data, start, end)
         if hit is not None:
             return hit
-    wire = bytes(buf[start:end])
+    # An entry that is most of the request (the clusters) is kept as a view into it, which spares
+    # a copy of megabytes; a small one is copied, so it does not keep a large request alive.
+    wire = buf[start:end] if isinstance(data, bytes) and 2 * (end - start) >= len(data) else bytes(buf[start:end])
     key, items = _split(memoryview(wire), 0, len(wire))
     RECENT.keep(wire, key, items)
     return key, items
