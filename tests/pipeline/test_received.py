@@ -114,6 +114,7 @@ def test_an_item_that_does_not_decode_is_an_input_error():
 
 def test_an_entry_brought_again_is_answered_with_the_same_items(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(received_module, "RECENT", received_module._Recent())
+    monkeypatch.setattr(received_module, "KEPT_FROM_BYTES", 0)  # these entries are tiny
     req = _request()
     first = receive(req.SerializeToString())
     req.context.update({"modelplane.ai/now": "2026-01-01T00:00:10Z"})  # another call, same clusters
@@ -137,3 +138,27 @@ def test_kept_entries_are_bounded_by_count_and_bytes(monkeypatch: pytest.MonkeyP
         assert len(recent._entries) <= received_module.KEPT_ENTRIES
     assert list(recent._entries) == [2000]   # the newest is kept even alone over the budget
     assert recent.find(b"y" * 2000, 0, 2000) is None       # same length, other bytes: not a hit
+
+
+def test_small_entries_are_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A namespace's ModelServices are cheap to split; kept, one per namespace, they would push out the clusters.
+    monkeypatch.setattr(received_module, "RECENT", received_module._Recent())
+    req = _request()
+    big = req.required_resources["clusters"]
+    while big.ByteSize() < received_module.KEPT_FROM_BYTES:
+        big.items.add().resource.update(_cluster(f"c{len(big.items)}", 1))
+    first, again = receive(req.SerializeToString()), receive(req.SerializeToString())
+    assert again.required["clusters"] is first.required["clusters"]
+    assert again.required["classes"] is not first.required["classes"]
+    assert [len(w) for w, _, _ in received_module.RECENT._entries.values()] == [
+        len(_entry_bytes(req, "clusters"))]
+    assert _decoded(again) == req
+
+
+def _entry_bytes(req: fnv1.RunFunctionRequest, key: str) -> bytes:
+    one = fnv1.RunFunctionRequest()
+    one.required_resources[key].CopyFrom(req.required_resources[key])
+    wire = one.SerializeToString()
+    # the field's tag and length, then the entry: what the decoder compares
+    _, i = received_module._varint(memoryview(wire), 1, len(wire))
+    return wire[i:]

@@ -43,9 +43,12 @@ _VARINT, _FIXED64, _FIXED32 = 0, 1, 5
 LENGTH_DELIMITED = 2
 
 
-# Entries kept for recognition: a few (deployments may select different clusters), and no more
-# bytes than a few 10,000-cluster fleets (each kept entry holds its bytes; the items are views).
-KEPT_ENTRIES = 4
+# Entries kept for recognition: only large ones (a list of clusters; a deployment's ModelServices,
+# one entry per namespace, are cheap to split and would push the clusters out), a few of them
+# (deployments may select different clusters), and no more bytes than two 10,000-cluster fleets
+# (each kept entry holds its bytes; the items are views).
+KEPT_FROM_BYTES = 64 << 10
+KEPT_ENTRIES = 8
 KEPT_BYTES = 64 << 20
 
 
@@ -162,14 +165,16 @@ def _fields(buf: memoryview, start: int, end: int):
 
 
 def _entry(data: bytes, buf: memoryview, start: int, end: int) -> tuple[str, Items]:
-    """One ``map<string, Resources>`` entry: its key and its value's items, as kept from an equal
-    entry or split from a copy of its bytes (the items are views into that copy)."""
+    """One ``map<string, Resources>`` entry: its key and its value's items (views into the bytes),
+    a large entry as kept from an equal one or split and kept."""
+    if end - start < KEPT_FROM_BYTES:
+        return _split(buf, start, end)
     if isinstance(data, bytes):
         hit = RECENT.find(data, start, end)
         if hit is not None:
             return hit
     # An entry that is most of the request (the clusters) is kept as a view into it, which spares
-    # a copy of megabytes; a small one is copied, so it does not keep a large request alive.
+    # a copy of megabytes; a smaller one is copied, so it does not keep a large request alive.
     wire = buf[start:end] if isinstance(data, bytes) and 2 * (end - start) >= len(data) else bytes(buf[start:end])
     key, items = _split(memoryview(wire), 0, len(wire))
     RECENT.keep(wire, key, items)
