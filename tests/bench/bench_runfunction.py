@@ -9,8 +9,9 @@ One run is the server's request decoder (``decode_request``) on the bytes plus
 ``run_compose`` through the real runtime, as the gRPC servicer does (no
 transport: ``bench_grpc`` measures it). "first" has no observed children (a new deployment); "steady" feeds
 the first response's 10 ModelReplicas back as observed (every later
-reconcile). Times are medians with the CEL caches cleared before each run
-(a fresh process) for "first"; "steady" keeps them warm. "CEL evals" counts
+reconcile). Times are medians; before each "first" run every cache is
+cleared (CEL, clusters read, requests seen: a fresh process); "steady"
+keeps them warm. "CEL evals" counts
 engine evaluations of one cold first run; peak RSS is the process
 high-water mark after the size's runs.
 """
@@ -31,11 +32,17 @@ SIZES = (10, 100, 1000)
 RUNS = 5
 
 
-def _clear_cel() -> None:
+def _cold() -> None:
+    """What a fresh process has: no compiled CEL, no cluster read before, no request seen before."""
     from modelplane.cel import adapter, device
+    from modelplane.deployment import clusters
+    from modelplane.pipeline import memo, received
 
     adapter._cache.clear()
     device._memo.clear()
+    clusters._CACHE = memo.DigestMemo(clusters.CACHED_VERSIONS)
+    clusters._FLEETS = clusters._Fleets(received.KEPT_ENTRIES)
+    received.RECENT = received._Recent()
 
 
 def _once(data: bytes) -> tuple[float, float, fnv1.RunFunctionResponse]:
@@ -57,7 +64,7 @@ def run() -> list[dict]:
         data = request(n)
         first, first_cpu, evals = [], [], 0
         for _ in range(RUNS):
-            _clear_cel()
+            _cold()
             cel.reset_stats()
             ms, cpu, rsp = _once(data)
             first.append(ms)
