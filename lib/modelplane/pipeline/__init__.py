@@ -12,6 +12,7 @@ Modelplane meets protobuf on the function side:
   state seeded from observed, conditions, requirements, TTL)
 - ``memo``: values memoised by a digest of wire bytes (bounded, least recently used out)
 - ``server``: the gRPC server every function runs in (``modelplane serve``)
+- ``heap``: after each call, what survived is frozen out of the garbage collector's full passes
 """
 
 # A function server started by another process (``render``, ``simulate``) stops once the process
