@@ -47,6 +47,16 @@ phases, one call each, like the Kubernetes scheduler framework and Karmada:
    carries one reason per cluster and a one-line summary in the Kubernetes
    FitError style (``explain.py``); ``render.py`` writes ``spec.placement``
    dicts.
+
+Cost: a placing call walks every cluster, so the common case costs a few
+dict look-ups per cluster. What does not depend on the deployment is read
+once per ``Cluster`` object (``signature.py``: pools interned, other
+deployments' allocations in admission order); each distinct pool is
+replayed once per call and shared, read-only, by the clusters that have it
+until one is bound to (``plan.quick_state``); the filters are checked in one
+pass when a cluster passes them all (``filters.quick_pass``). Each shortcut
+gives way to the plain phases where it does not apply, with the same
+result (tests/scheduler/test_signature.py).
 """
 
 from .capacity import PoolFill

@@ -71,6 +71,13 @@ class PoolFill:
     def copy(self) -> PoolFill:
         return PoolFill(self.dims, self.per_node, self.nodes, [row[:] for row in self.free])
 
+    def clone(self) -> PoolFill:
+        """``copy`` that keeps the cached key (equal rows, equal key): a
+        replayed template handed to many clusters."""
+        out = PoolFill(self.dims, self.per_node, self.nodes, [row[:] for row in self.free])
+        out._key = self.key()
+        return out
+
     def vector(self, devices: Mapping[str, int]) -> tuple[int, ...]:
         return tuple(devices.get(name, 0) for name in self.dims)
 

@@ -5,8 +5,9 @@ is one call:
 
 - keep: ``keep.keep`` judges the observed replicas, scales down, and
   returns ``Kept``: what stays, what leaves, which indexes to place.
-- filter: ``_filter`` runs ``filters.run_filters`` once per cluster and
-  plans one more replica (``plan.try_replica``) on each that passes.
+- filter: ``_filter`` runs ``filters.run_filters`` once per cluster,
+  plans one more replica (``plan.try_replica``) on each that passes and
+  scores (``scores.select_key``) each with room.
 - score: ``scores.Ranking`` orders the clusters with room, best first.
 - bind: ``_bind`` gives each wanted index the best cluster, binds there
   (``plan.bind``), and re-plans and re-scores only that cluster.
@@ -22,11 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from . import explain
-from .filters import CAPACITY, FilterContext, run_filters
+from .filters import CAPACITY, FilterContext, quick_pass, run_filters
 from .keep import Kept, keep
 from .matching import DeviceMatcher, Matches
-from .plan import ClusterState, NoRoom, Plan, bind, empty_state, replay, try_replica
-from .scores import Ranking
+from .plan import ClusterState, NoRoom, Plan, bind, empty_state, quick_state, replay, try_replica
+from .scores import Ranking, select_key
+from .signature import signature
 from .types import (
     HELD,
     MOVED,
@@ -67,14 +69,17 @@ def schedule(
         which observed replicas are evicted or removed.
     """
     matches = matches or Matches(deployment, fleet.classes, matcher)
-    clusters = {c.name: c for c in sorted(fleet.clusters, key=lambda c: c.name)}
+    # By name; with two clusters of one name the last listed wins, as a
+    # stable sort would also leave it. Only ``_filter`` walks them, sorted:
+    # a steady call (nothing to place) just looks names up.
+    clusters = {c.name: c for c in fleet.clusters}
     kept = keep(deployment, fleet, matches, clusters, current)
     if not kept.wanted:
         return _result(deployment, kept, {}, [])
     if not fleet.clusters_known:
         return _result(deployment, kept, {}, [Unplaced(i, {}, CLUSTERS_NOT_OBSERVED) for i in kept.wanted])
     filtered = _filter(deployment, fleet, matches, clusters, kept)
-    ranking = Ranking(deployment, filtered.plans)
+    ranking = Ranking(deployment, filtered.keys)
     bound, unplaced = _bind(deployment, matches, kept, filtered, ranking)
     return _result(deployment, kept, bound, unplaced)
 
@@ -98,19 +103,43 @@ class _Filtered:
 
     Attributes:
         rejected: Per cluster a filter rejected: (filter NAME, reason).
-        plans: Per cluster that passed: its fill and where one more replica
-            would go. The bind phase re-plans the cluster it binds to.
+        plans: Per cluster that passed: where one more replica would go, or
+            why none fits. The bind phase re-plans the cluster it binds to.
+        keys: Per cluster with room: its ``scores.select_key``.
+        states: The fills kept for binding: the keep phase's, those built
+            the plain way, and those bound to. A cluster filled from its
+            signature (``plan.quick_state``) is not kept: most are never
+            bound to, and ten thousand fills kept to the end of a call are
+            what the garbage collector then walks. ``state`` rebuilds one.
         total: How many clusters the fleet lists.
     """
 
     rejected: dict[str, tuple[str, str]]
-    plans: dict[str, tuple[ClusterState, Plan | NoRoom]]
+    plans: dict[str, Plan | NoRoom]
+    keys: dict[str, tuple[float, ...]]
+    states: dict[str, ClusterState]
     total: int
+    deployment: Deployment
+    fleet: Fleet
+    matches: Matches
+    clusters: Mapping[str, Cluster]
+    held: Mapping[str, int]
+
+    def state(self, name: str) -> ClusterState:
+        """Cluster ``name``'s fill, as the filter phase planned on it."""
+        state = self.states.get(name)
+        if state is None:
+            cluster = self.clusters[name]
+            state = quick_state(cluster, signature(cluster), self.fleet.classes, self.matches, self.deployment.key)
+            assert state is not None, "a fill not kept was built from the signature"
+            state.own += self.held.get(name, 0)
+            self.states[name] = state
+        return state
 
     def nowhere(self) -> _Nowhere:
         """Why no cluster takes a replica now: rejected, or out of room."""
         why = dict(self.rejected)
-        why.update({n: (CAPACITY, p.reason()) for n, (_, p) in self.plans.items() if isinstance(p, NoRoom)})
+        why.update({n: (CAPACITY, p.reason()) for n, p in self.plans.items() if isinstance(p, NoRoom)})
         return _Nowhere(
             reasons={n: r for n, (_, r) in sorted(why.items())},
             message=explain.fit_error(why, self.total),
@@ -121,19 +150,36 @@ class _Filtered:
 def _filter(
     deployment: Deployment, fleet: Fleet, matches: Matches, clusters: Mapping[str, Cluster], kept: Kept
 ) -> _Filtered:
-    """Run the filters once per cluster and plan one more replica on each
-    cluster that passes them all."""
+    """Run the filters once per cluster, plan one more replica on each
+    cluster that passes them all, and score those with room.
+
+    This loop runs for every cluster of the fleet on every placing call, so
+    the common case is spelled out inline: a cluster that passes
+    ``quick_pass`` and where nothing of this deployment stays gets its fill
+    from its signature (``plan.quick_state``), scored while at hand."""
     ctx = FilterContext(deployment, fleet, matches)
     rejected: dict[str, tuple[str, str]] = {}
-    plans: dict[str, tuple[ClusterState, Plan | NoRoom]] = {}
-    for name, cluster in clusters.items():
-        verdict = run_filters(ctx, cluster)
-        if verdict is not None:
-            rejected[name] = verdict
-            continue
-        state = _fill(deployment, fleet, matches, cluster, kept)
-        plans[name] = (state, try_replica(deployment, state, matches))
-    return _Filtered(rejected, plans, len(clusters))
+    plans: dict[str, Plan | NoRoom] = {}
+    keys: dict[str, tuple[float, ...]] = {}
+    states: dict[str, ClusterState] = {}
+    key, classes, stays, held = deployment.key, fleet.classes, kept.fills, kept.held_on
+    for name in sorted(clusters):
+        cluster = clusters[name]
+        sig = signature(cluster)
+        if not quick_pass(ctx, cluster, sig):
+            verdict = run_filters(ctx, cluster)
+            if verdict is not None:
+                rejected[name] = verdict
+                continue
+        state = None if name in stays else quick_state(cluster, sig, classes, matches, key)
+        if state is None:
+            state = states[name] = _fill(deployment, fleet, matches, cluster, kept)
+        elif name in held:
+            state.own += held[name]
+        plan = plans[name] = try_replica(deployment, state, matches)
+        if isinstance(plan, Plan):
+            keys[name] = select_key(deployment, state, plan)
+    return _Filtered(rejected, plans, keys, states, len(clusters), deployment, fleet, matches, clusters, held)
 
 
 def _fill(
@@ -181,11 +227,11 @@ def _bind_to(
     Returns:
         The plan that was bound.
     """
-    state, plan = filtered.plans[name]
+    plan = filtered.plans[name]
     assert isinstance(plan, Plan), "only clusters with room are ranked"
+    state = filtered.state(name)
     bind(state, plan)
-    replanned = try_replica(deployment, state, matches)
-    filtered.plans[name] = (state, replanned)
+    replanned = filtered.plans[name] = try_replica(deployment, state, matches)
     ranking.rescore(name, state, replanned)
     return plan
 

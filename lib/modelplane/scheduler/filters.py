@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .matching import Matches, MemberFit
+from .signature import ClusterSig
 from .types import NO_EXECUTE, NO_SCHEDULE, Cluster, Deployment, Fleet, Taint, Toleration
 
 CAPACITY = "Capacity"
@@ -148,6 +149,30 @@ class DeviceMatch:
 # In order: cheapest and most telling first; the first failing filter names
 # the reason for a cluster.
 FILTERS = (ClusterReady(), ClusterSelector(), TaintToleration(), CacheReady(), DeviceMatch())
+
+
+def quick_pass(ctx: FilterContext, cluster: Cluster, sig: ClusterSig) -> bool:
+    """True only when ``run_filters`` would pass ``cluster``, checked the
+    cheap way for the common case (Ready, untainted and reporting pools, as
+    its signature remembers; selector matches; no cache; some pool for
+    every member); False means "ask ``run_filters``", which names the
+    reason."""
+    if not sig.plain or sig.pools is None or ctx.deployment.cache is not None:
+        return False
+    selector = ctx.deployment.cluster_selector
+    if selector:
+        labels = cluster.labels
+        for k, v in selector.items():
+            if labels.get(k) != v:
+                return False
+    matches = ctx.matches
+    cover = matches.cover.get(sig.classes)
+    if cover is None:
+        have = 0
+        for name in sig.classes:
+            have |= matches.mask(name)
+        cover = matches.cover[sig.classes] = have == matches.everyone
+    return cover
 
 
 def run_filters(ctx: FilterContext, cluster: Cluster) -> tuple[str, str] | None:

@@ -90,6 +90,18 @@ class Matches:
         # Trial placements by (pool fill key, groups) (capacity.trial): a
         # thousand clusters hold a few dozen distinct pool fills.
         self.trials: dict[tuple, tuple[int, int] | None] = {}
+        # Per interned pool (signature.PoolSig) a cluster tracks: its fill
+        # after the other deployments' allocations, shared read-only by the
+        # clusters with that pool (plan.quick_state). Keyed by identity: no
+        # nested tuple is hashed.
+        self.pools: dict[object, object] = {}
+        # Per signature.PoolNames: the indexes of the pools a cluster with
+        # those names tracks, their layout and its trials (plan.quick_state).
+        self.layouts: dict[object, object] = {}
+        # Whether a cluster with pools of these classes has a pool for
+        # every member (filters.quick_pass).
+        self.cover: dict[frozenset[str], bool] = {}
+        self.pairs = deployment.members()
         self.everyone = (1 << len(self._members)) - 1
 
     def known(self, class_name: str) -> bool:

@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .capacity import Compiled, PoolFill, compile_groups, place_groups, replay_rows, shape, trial
+from .capacity import Compiled, Groups, PoolFill, compile_groups, place_groups, replay_rows, shape, trial
 from .matching import Matches, MemberFit
+from .signature import ClusterSig, PoolNames, PoolSig
 from .types import (
     Cluster,
     Deployment,
@@ -66,7 +67,7 @@ class Overcommitted:
     extras: frozenset[int] = frozenset()
 
 
-@dataclass
+@dataclass(slots=True)
 class ClusterState:
     """A cluster's fill. Only pools that can matter get one: those whose
     class fits some member, and those this deployment's replicas use.
@@ -78,6 +79,24 @@ class ClusterState:
     own: int = 0  # replicas of this deployment here (spread)
     memo: dict[tuple, object] = field(default_factory=dict)
     _layout: tuple[tuple[str, str], ...] | None = None
+    # The trials of clusters with this layout (``_trials``), by (member, pools of earlier members).
+    _trials: dict[tuple, list] | None = None
+    # The fills are templates shared with other clusters (``quick_state``):
+    # planning only reads them; ``writable`` copies them before a change.
+    shared: bool = False
+
+    def trials(self) -> dict[tuple, list]:
+        """The memo of ``_trials`` shared by every cluster with this layout."""
+        if self._trials is None:
+            self._trials = self.memo.setdefault(("trials", self.layout()), {})  # type: ignore[assignment]
+        return self._trials  # type: ignore[return-value]
+
+    def writable(self) -> dict[str, PoolFill]:
+        """The fills, this state's own to change."""
+        if self.shared:
+            self.fills = {name: fill.clone() for name, fill in self.fills.items()}
+            self.shared = False
+        return self.fills
 
     def layout(self) -> tuple[tuple[str, str], ...]:
         """(pool, class) of the tracked pools: what candidates and compiled
@@ -155,6 +174,7 @@ def replay(
     its entries in the pool allocations, and ``extras`` its extra replicas
     (outdated, draining, replaced) the same way. Returns those of both that
     did not fit behind earlier admissions."""
+    state.writable()
     if not own and not extras and not any(f.free for f in state.fills.values()):
         _replay_others(state, deployment_key)
         return Overcommitted()
@@ -205,12 +225,72 @@ def _replay_others(state: ClusterState, deployment_key: str) -> None:
             allocs.sort(key=lambda a: (a.order, a.replica))  # stable, as the full replay's sort
         fill = state.fills[name]
         vector = fill.vector
-        groups = tuple(tuple((g.count, vector(g.devices), g.gang) for g in a.pods) for a in allocs)
-        key = ("replay", fill.per_node, fill.nodes, groups)
-        rows = state.memo.get(key)
-        if rows is None:
-            rows = state.memo[key] = replay_rows(fill, groups)
-        fill.load(rows)  # type: ignore[arg-type]
+        _load_replayed(fill, tuple(tuple((g.count, vector(g.devices), g.gang) for g in a.pods) for a in allocs),
+                       state.memo)
+
+
+def _load_replayed(fill: PoolFill, groups: tuple[Groups, ...], memo: dict[tuple, object]) -> None:
+    """Load ``fill`` (empty) with ``groups`` replayed in turn; the rows come
+    from ``memo`` when a pool of the same size had the same allocations."""
+    key = ("replay", fill.per_node, fill.nodes, groups)
+    rows = memo.get(key)
+    if rows is None:
+        rows = memo[key] = replay_rows(fill, groups)
+    fill.load(rows)  # type: ignore[arg-type]
+
+
+def quick_state(
+    cluster: Cluster, sig: ClusterSig, classes: Mapping[str, InferenceClass], matches: Matches, deployment_key: str
+) -> ClusterState | None:
+    """``empty_state`` then ``replay(state, deployment_key, ())``, built from
+    the cluster's signature: each distinct pool is replayed once per call
+    (``Matches.pools``) and shared by every cluster that has it. None when
+    the shortcut does not apply: the deployment has allocations here (they
+    must be left out), or two pools share a name. The fills are shared
+    (``ClusterState.shared``) until the state is bound to."""
+    if deployment_key in sig.deployments or not sig.unique_names:
+        return None
+    names = matches.layouts.get(sig.names)
+    if names is None:
+        names = matches.layouts[sig.names] = _tracked(sig.names, classes, matches)
+    tracked, layout, trials = names  # type: ignore[misc]
+    pools = sig.pools or ()
+    known = matches.pools
+    fills: dict[str, PoolFill] = {}
+    for k in tracked:
+        ps = pools[k]
+        fill = known.get(ps)
+        if fill is None:
+            fill = known[ps] = _pool_template(ps, classes, matches)
+        fills[ps.name] = fill  # type: ignore[assignment]
+    # Most clusters are only planned on, never bound: they share the templates.
+    return ClusterState(cluster, fills, memo=matches.memo, _layout=layout, _trials=trials, shared=True)
+
+
+def _tracked(
+    names: PoolNames, classes: Mapping[str, InferenceClass], matches: Matches
+) -> tuple[tuple[int, ...], tuple[tuple[str, str], ...], dict]:
+    """For clusters with these (pool, class) pairs: the indexes of the pools
+    ``empty_state`` tracks, their layout and the layout's trials memo."""
+    tracked = tuple(k for k, (_, c) in enumerate(names.pairs) if c in classes and matches.useful(c))
+    layout = tuple(names.pairs[k] for k in tracked)
+    return tracked, layout, matches.memo.setdefault(("trials", layout), {})
+
+
+def _pool_template(ps: PoolSig, classes: Mapping[str, InferenceClass], matches: Matches) -> PoolFill:
+    """A tracked pool's fill after the other deployments' allocations."""
+    key = ("shape", ps.class_name)
+    hit = matches.memo.get(key)
+    if hit is None:
+        hit = matches.memo[key] = shape(classes[ps.class_name])
+    dims, per_node = hit  # type: ignore[misc]
+    fill = PoolFill(dims, per_node, ps.nodes)
+    if ps.allocations:
+        vector = fill.vector
+        groups = tuple(tuple((count, vector(dict(items)), gang) for count, items, gang in a) for a in ps.allocations)
+        _load_replayed(fill, groups, matches.memo)
+    fill.key()  # computed once, before the clusters that share it read it
+    return fill
 
 
 def candidates(state: ClusterState, matches: Matches, member: int) -> list[tuple[str, MemberFit]]:
@@ -235,15 +315,6 @@ def _groups(deployment: Deployment, matches: Matches, pools: list[str], fits: li
     return hit  # type: ignore[return-value]
 
 
-def _members(deployment: Deployment, matches: Matches, pools: list[str], fits: list[MemberFit]) -> tuple[MemberPlacement, ...]:
-    key = ("members", tuple(pools), tuple(id(f) for f in fits))
-    hit = matches.memo.get(key)
-    if hit is None:
-        # Fits live as long as the match table, so their ids are stable keys.
-        hit = matches.memo[key] = (member_placements(deployment, pools, fits), fits)
-    return hit[0]  # type: ignore[index]
-
-
 Trial = tuple[str, MemberFit, Compiled, tuple[PoolPlacement, ...]]
 
 
@@ -253,8 +324,9 @@ def _trials(
     """For member ``i``: each candidate pool with the pod groups, and their
     compiled form, of members 0..i placed (earlier members in ``pools``).
     They depend on the cluster's layout only, so clusters share them."""
-    key = ("trials", state.layout(), i, tuple(pools))
-    out = matches.memo.get(key)
+    memo = state.trials()
+    key = (i, tuple(pools))
+    out = memo.get(key)
     if out is None:
         out = []
         for pool, fit in candidates(state, matches, i):
@@ -262,7 +334,7 @@ def _trials(
             compiled = compile_groups(state.fills, [(p.pool, p.pods) for p in groups])
             if compiled is not None:
                 out.append((pool, fit, compiled, groups))
-        matches.memo[key] = out
+        memo[key] = out
     return out  # type: ignore[return-value]
 
 
@@ -294,42 +366,59 @@ def try_replica(deployment: Deployment, state: ClusterState, matches: Matches) -
     """``plan_replica`` with the reason left unwritten. Each member takes the
     candidate pool that fits most tightly; a trial's outcome per pool comes
     from the shared memo of (pool fill, groups), computed on a copy."""
-    members = deployment.members()
     memo = matches.trials
     fills = state.fills
     pools: list[str] = []
     fits: list[MemberFit] = []
+    last: Trial | None = None
     free_after = 0
-    groups: tuple[PoolPlacement, ...] = ()
-    for i in range(len(members)):
-        best: tuple[int, str, MemberFit, int, tuple[PoolPlacement, ...]] | None = None
-        for pool, fit, compiled, placed in _trials(deployment, state, matches, i, pools, fits):
+    for i in range(len(matches.pairs)):
+        best: tuple[int, str, Trial, int] | None = None
+        for t in _trials(deployment, state, matches, i, pools, fits):
             spare = free = 0
-            for name, pool_groups in compiled:
+            for name, pool_groups in t[2]:
                 fill = fills[name]
                 key = (fill.key(), pool_groups)
-                if key in memo:
-                    got = memo[key]
-                else:
+                got = memo.get(key, _UNSEEN)
+                if got is _UNSEEN:
                     got = memo[key] = trial(fill, pool_groups)
                 if got is None:
                     break
-                spare += got[0]
-                free += got[1]
+                spare += got[0]  # type: ignore[index]
+                free += got[1]  # type: ignore[index]
             else:
-                if best is None or (spare, pool) < best[:2]:
-                    best = (spare, pool, fit, free, placed)
+                if best is None or spare < best[0] or (spare == best[0] and t[0] < best[1]):
+                    best = (spare, t[0], t, free)
         if best is None:
             return NoRoom(deployment, state, matches, tuple(pools), tuple(fits), i)
-        pools.append(best[1])
-        fits.append(best[2])
-        free_after = best[3]
-        groups = best[4]
-    return Plan(members=_members(deployment, matches, pools, fits), pods=groups, free_after=free_after)
+        last, free_after = best[2], best[3]
+        pools.append(last[0])
+        fits.append(last[1])
+    return _plan(deployment, matches, pools, fits, last, free_after)
+
+
+_UNSEEN = object()
+
+
+def _plan(
+    deployment: Deployment, matches: Matches, pools: list[str], fits: list[MemberFit],
+    last: Trial | None, free_after: int,
+) -> Plan:
+    """The Plan, one frozen object for the clusters that would place the
+    replica alike. The last member's trial names every member's pool and
+    fit (trials are memoised per layout and earlier members' pools), so it
+    keys the memo, with the free devices left."""
+    key = ("plan", id(last), free_after)
+    hit = matches.memo.get(key)
+    if hit is None:
+        plan = Plan(members=member_placements(deployment, pools, fits),
+                    pods=last[3] if last is not None else (), free_after=free_after)
+        hit = matches.memo[key] = (plan, last)  # holding ``last`` keeps its id its own
+    return hit[0]  # type: ignore[index]
 
 
 def bind(state: ClusterState, plan: Plan) -> None:
-    taken = place_groups(state.fills, [(p.pool, p.pods) for p in plan.pods])
+    taken = place_groups(state.writable(), [(p.pool, p.pods) for p in plan.pods])
     # The plan was made on this very fill, so it must still fit.
     assert taken is not None, "plan no longer fits the fill it was made on"
     state.own += 1

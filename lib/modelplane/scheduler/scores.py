@@ -49,7 +49,8 @@ class TaintPreference:
     NAME = "TaintPreference"
 
     def raw(self, deployment: Deployment, state: ClusterState, plan: Plan) -> float:
-        return len(untolerated(deployment.tolerations, state.cluster.taints, (PREFER_NO_SCHEDULE,)))
+        taints = state.cluster.taints
+        return len(untolerated(deployment.tolerations, taints, (PREFER_NO_SCHEDULE,))) if taints else 0
 
 
 class Spread:
@@ -71,7 +72,7 @@ SCORES = (TaintPreference(), Spread(), Pack())
 
 def select_key(deployment: Deployment, state: ClusterState, plan: Plan) -> tuple[float, ...]:
     """Raw scores in priority order; the smallest (then the name) wins."""
-    return tuple(s.raw(deployment, state, plan) for s in SCORES)
+    return tuple([s.raw(deployment, state, plan) for s in SCORES])
 
 
 def rank(deployment: Deployment, feasible: Mapping[str, tuple[ClusterState, Plan]]) -> list[tuple[str, tuple[float, ...]]]:
@@ -94,12 +95,11 @@ class Ranking:
     are skipped when they surface.
     """
 
-    def __init__(
-        self, deployment: Deployment, plans: Mapping[str, tuple[ClusterState, Plan | NoRoom]]
-    ) -> None:
-        """Score every cluster in ``plans`` that has room (a ``Plan``)."""
+    def __init__(self, deployment: Deployment, keys: Mapping[str, tuple[float, ...]]) -> None:
+        """Rank the clusters with room by their ``select_key`` (scored by the
+        filter phase while each cluster's fill was at hand)."""
         self._deployment = deployment
-        self._keys = {n: select_key(deployment, s, p) for n, (s, p) in plans.items() if isinstance(p, Plan)}
+        self._keys = dict(keys)
         self._heap = [(k, n) for n, k in self._keys.items()]
         heapq.heapify(self._heap)
 
