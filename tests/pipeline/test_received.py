@@ -5,8 +5,8 @@ import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
-from modelplane.pipeline.composition import Composition
 from modelplane.pipeline import received as received_module
+from modelplane.pipeline.composition import Composition
 from modelplane.pipeline.received import REQUIRED_RESOURCES, Received, receive
 from modelplane.pipeline.server import Undecodable, decode_request
 

@@ -162,5 +162,5 @@ def test_a_ttl_out_of_range_is_a_usage_error():
     import sys
 
     out = subprocess.run([sys.executable, "-m", "modelplane.cli", "serve", "compose-inference-class", "--insecure",
-                          "--ttl", "0"], capture_output=True, text=True, timeout=60)
+                          "--ttl", "0"], capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 2 and "--ttl" in out.stderr and "1<=x<=86400" in out.stderr

@@ -1,8 +1,19 @@
 """A request assembled from wire bytes is the request built field by field."""
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
+from modelplane.render.engine import RenderInputs, _Run
 from modelplane.render.fetch import as_struct
-from modelplane.render.wire import EXTRA_RESOURCES, REQUIRED_RESOURCES, WireRequest, field, map_entry, varint
+from modelplane.render.finish import ANNOTATION_RESOURCE_NAME
+from modelplane.render.runners import FunctionPool
+from modelplane.render.wire import (
+    EXTRA_RESOURCES,
+    REQUIRED_RESOURCES,
+    WireRequest,
+    field,
+    map_entry,
+    map_entry_parts,
+    varint,
+)
 
 
 def _resources(*names: str) -> fnv1.Resources:
@@ -37,3 +48,25 @@ def test_wire_request_equals_the_message_built_by_copying():
     assert got == want
     # "Looked up, none found" keeps its key.
     assert "none" in got.required_resources and len(got.required_resources["none"].items) == 0
+
+
+def test_map_entry_parts_join_to_the_map_entry():
+    value = _resources("a", "b").SerializeToString()
+    header, same = map_entry_parts(REQUIRED_RESOURCES, "clusters", value)
+    assert same is value   # the megabytes are not copied into the header
+    assert header + same == map_entry(REQUIRED_RESOURCES, "clusters", value)
+
+
+def test_observed_bytes_are_the_state_built_resource_by_resource():
+    # The same message; its maps' entries in the order a State built resource by resource (in
+    # observed order, each Struct built from its dict) serialises them.
+    xr = {"apiVersion": "x/v1", "kind": "XR", "metadata": {"name": "m", "labels": {"a": "b"}}, "status": {"n": 1}}
+    observed = [{"kind": "Object", "metadata": {"name": f"o{i}", "annotations": {ANNOTATION_RESOURCE_NAME: f"r{i}"}},
+                 "spec": {"i": i}} for i in (5, 1, 30, 12, 7, 2, 19, 3)]
+    run = _Run(RenderInputs(xr=xr, composition={}, functions=[], observed=observed), FunctionPool())
+    want = fnv1.State()
+    want.composite.resource.update(xr)
+    for obj in observed:
+        want.resources[obj["metadata"]["annotations"][ANNOTATION_RESOURCE_NAME]].resource.update(obj)
+    assert fnv1.State.FromString(run.observed_wire()) == want
+    assert run.observed_wire() == want.SerializeToString()

@@ -28,14 +28,17 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
 from modelplane.pipeline import structs
-from modelplane.render import finish, yaml11
+from modelplane.render import finish, structwire, yaml11
 from modelplane.render.errors import RenderError
 from modelplane.render.fetch import Fetcher, as_struct, selector_from_manifest
 from modelplane.render.runners import FunctionPool
 from modelplane.render.schemas import SchemaFetcher
-from modelplane.render.wire import EXTRA_RESOURCES, REQUIRED_RESOURCES, WireRequest, map_entry
+from modelplane.render.structwire import struct_bytes
+from modelplane.render.wire import EXTRA_RESOURCES, REQUIRED_RESOURCES, WireRequest, map_entry_parts
+from modelplane.render.wire import field as wire_field
 
 MAX_REQUIREMENTS_ITERATIONS = 5
+OBSERVED = fnv1.RunFunctionRequest.DESCRIPTOR.fields_by_name["observed"].number
 CAPABILITIES = (
     fnv1.CAPABILITY_CAPABILITIES,
     fnv1.CAPABILITY_REQUIRED_RESOURCES,
@@ -78,6 +81,10 @@ class Codec:
 
     def encode(self, obj: dict) -> struct_pb2.Struct:
         return as_struct(obj)
+
+    def encode_wire(self, obj: dict) -> bytes:
+        """``encode(obj).SerializeToString()``, byte for byte (``structwire``), without the Struct."""
+        return struct_bytes(obj)
 
     def decode(self, struct: struct_pb2.Struct) -> dict:
         return _data(struct)
@@ -148,11 +155,17 @@ class _Run:
             self.observed_by_name[key] = obj
 
     def observed_state(self) -> fnv1.State:
-        state = fnv1.State()
-        state.composite.resource.CopyFrom(self.codec.encode(self.inputs.xr))
-        for key, obj in self.observed_by_name.items():
-            state.resources[key].resource.CopyFrom(self.codec.encode(obj))
-        return state
+        return fnv1.State.FromString(self.observed_wire())
+
+    def observed_wire(self) -> bytes:
+        """The observed State's wire bytes, as a State built resource by resource serialises.
+
+        Every step's request carries it as it is (``WireRequest``): encoded once per render, and
+        from bytes the codec may keep, instead of Structs copied into each request."""
+        parts = [wire_field(1, wire_field(1, self.codec.encode_wire(self.inputs.xr)))]
+        for key in structwire.order(tuple(self.observed_by_name)):
+            parts.extend(map_entry_parts(2, key, wire_field(1, self.codec.encode_wire(self.observed_by_name[key]))))
+        return b"".join(parts)
 
     def credentials(self, step: dict, req: fnv1.RunFunctionRequest) -> None:
         for cred in step.get("credentials") or []:
@@ -204,7 +217,7 @@ class _Run:
         prev: fnv1.Requirements | None = None
         entries: list[bytes] = []   # answers already in wire form (map entries of the request)
         for _ in range(MAX_REQUIREMENTS_ITERATIONS + 1):
-            rsp = self.pool.run(ref, WireRequest(req, entries) if entries else req, self.deadline)
+            rsp = self.pool.run(ref, WireRequest(req, [self.observed, *entries]), self.deadline)
             if any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
                 return rsp
             cur = rsp.requirements if rsp.HasField("requirements") else None
@@ -221,7 +234,7 @@ class _Run:
                 for key in sorted(wanted):
                     got = self.fetch_all.fetch(wanted[key])
                     if isinstance(got, bytes):
-                        entries.append(map_entry(number, key, got))
+                        entries.extend(map_entry_parts(number, key, got))
                     else:
                         target[key].CopyFrom(got)
             for key in sorted(cur.schemas):
@@ -247,7 +260,8 @@ class _Run:
             self.pool.start(needed, self.deadline)
         except RenderError as err:
             raise err.wrap("cannot render composite resource") from None
-        observed = self.observed_state()
+        # RunFunctionRequest.observed: the same bytes in every step's request.
+        self.observed = wire_field(OBSERVED, self.observed_wire())
         desired = fnv1.State()
         context: struct_pb2.Struct | None = struct_pb2.Struct()
         context.update(self.inputs.context)
@@ -257,7 +271,7 @@ class _Run:
 
         for step in self._pipeline():
             step_name = step.get("step", "")
-            req = fnv1.RunFunctionRequest(observed=observed, desired=desired)
+            req = fnv1.RunFunctionRequest(desired=desired)
             if context is not None:
                 req.context.CopyFrom(context)
             try:

@@ -3,6 +3,7 @@
 - ``world``: the simulated API server (XRs, composed resources, statuses, the clock)
 - ``store``: required-resource selectors answered from an index, and who watches what
 - ``codec``: protobuf conversions cached across renders
+- ``heap``: the cycle collector kept off the world between waves (``gc.freeze``)
 - ``loop``: the watch-driven reconcile loop through the real functions, to the fixed point:
   rounds and waves, over the three below
 - ``tracking``: which XRs must render again (the dirty set, TTLs due, watches woken)

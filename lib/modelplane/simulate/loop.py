@@ -40,6 +40,7 @@ from modelplane import functions, paths
 from modelplane.physical.interface import PhysicalFleet
 from modelplane.render import FunctionPool, reader
 from modelplane.simulate.codec import CachingCodec
+from modelplane.simulate.heap import collector_paused
 from modelplane.simulate.progress import NO_PROGRESS, Progress
 from modelplane.simulate.reconcile import Job, Reconciler
 from modelplane.simulate.sync import ClusterSync
@@ -103,6 +104,10 @@ class Pools:
         _close_all(self._extra)
 
 
+def _nothing() -> None:
+    return None
+
+
 def _close_all(pools: list[FunctionPool]) -> None:
     for pool in pools:
         pool.close()
@@ -143,6 +148,7 @@ class Simulator:
             functions=functions if functions is not None else load_functions(), timeout=timeout)
         self.renders = 0
         self.rounds = 0
+        self._between_waves: Callable[[], None] = _nothing   # ``heap``: while ``run`` runs
         world.listeners.append(self._on_change)
 
     def _on_change(self, key: Key, before: dict | None, after: dict | None, parent: Key | None) -> None:
@@ -227,6 +233,7 @@ class Simulator:
             # large; one that did goes back to the batch size.
             self._limits[kind] = limit * 2 if not moved else self.batch[kind]
         self.clusters.settle()
+        self._between_waves()
         return keys, moved
 
     def _batched(self, kind: str, executor: ThreadPoolExecutor | None) -> None:
@@ -274,25 +281,32 @@ class Simulator:
         executor = ThreadPoolExecutor(self.workers) if self.workers > 1 else None
         start = self.rounds
         dirty = self.changes.dirty
-        try:
-            before = self.world.snapshot() if not self.incremental else None
-            for n in range(1, max_rounds + 1):
-                self.round(executor)
-                if self.incremental:
-                    if not dirty:
-                        return Outcome(rounds=n, converged=True, renders=self.renders)
-                    continue
-                after = self.world.snapshot()
-                if after == before:
-                    dirty.clear()
+        with collector_paused() as self._between_waves:
+            try:
+                return self._rounds(max_rounds, executor, start, dirty)
+            finally:
+                self._between_waves = _nothing
+                if executor is not None:
+                    executor.shutdown()
+
+    def _rounds(self, max_rounds: int, executor: ThreadPoolExecutor | None, start: int,
+                dirty: dict[Key, None]) -> Outcome:
+        """The rounds of ``run``, with its executor."""
+        before = self.world.snapshot() if not self.incremental else None
+        for n in range(1, max_rounds + 1):
+            self.round(executor)
+            if self.incremental:
+                if not dirty:
                     return Outcome(rounds=n, converged=True, renders=self.renders)
-                before = after
-            changing = sorted(label(k) for k in dirty) if self.incremental else sorted(
-                k for k in set(before or {}) | set(after) if (before or {}).get(k) != after.get(k))
-            return Outcome(rounds=self.rounds - start, converged=False, still_changing=changing, renders=self.renders)
-        finally:
-            if executor is not None:
-                executor.shutdown()
+                continue
+            after = self.world.snapshot()
+            if after == before:
+                dirty.clear()
+                return Outcome(rounds=n, converged=True, renders=self.renders)
+            before = after
+        changing = sorted(label(k) for k in dirty) if self.incremental else sorted(
+            k for k in set(before or {}) | set(after) if (before or {}).get(k) != after.get(k))
+        return Outcome(rounds=self.rounds - start, converged=False, still_changing=changing, renders=self.renders)
 
 
 def simulate_dir(directory: Path, *, unready: set[str] | None = None, max_rounds: int = 100,

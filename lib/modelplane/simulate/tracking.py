@@ -138,8 +138,9 @@ class Changes:
 
 
 def _status_only(before: dict | None, after: dict | None) -> bool:
-    """The change wrote the status alone (``World.set_status`` keeps every other part as it was)."""
-    if before is None or after is None or before.keys() != after.keys():
+    """The change wrote the status alone (``World.set_status`` keeps every other part as it was),
+    the first status too (an XR is created without one)."""
+    if before is None or after is None or before.keys() - {"status"} != after.keys() - {"status"}:
         return False
     return all(before[k] is after[k] or before[k] == after[k] for k in before if k != "status")
 
