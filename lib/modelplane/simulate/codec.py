@@ -28,11 +28,11 @@ Thread-safe: renders of one wave run in threads.
 """
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from google.protobuf import struct_pb2
 
+from modelplane.pipeline import structs
 from modelplane.pipeline.memo import DigestMemo
 from modelplane.render import yaml11
 from modelplane.render.engine import Codec
@@ -73,24 +73,4 @@ class CachingCodec(Codec):
 
 def plain(struct: struct_pb2.Struct, lo: float = yaml11.INT64_MIN, hi: float = yaml11.INT64_MAX + 1) -> dict:
     """``render.engine._data(struct)``: the same dicts, keys in the same order, strings interned."""
-    intern = sys.intern
-
-    def value(v: struct_pb2.Value) -> Any:
-        kind = v.WhichOneof("kind")
-        if kind == "string_value":
-            text = v.string_value
-            return intern(text) if len(text) <= SHORT else text
-        if kind == "struct_value":
-            fields = v.struct_value.fields
-            return {intern(k): value(fields[k]) for k in fields}
-        if kind == "list_value":
-            return [value(x) for x in v.list_value.values]
-        if kind == "number_value":
-            n = v.number_value
-            return int(n) if n.is_integer() and lo <= n < hi else n
-        if kind == "bool_value":
-            return v.bool_value
-        return None
-
-    fields = struct.fields
-    return {intern(k): value(fields[k]) for k in fields}
+    return structs.to_plain(struct, lo, hi, intern_up_to=SHORT)
