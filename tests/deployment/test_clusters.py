@@ -110,7 +110,7 @@ def test_facts_info_and_since(case: Info) -> None:
 def test_facts_lists_the_deployments_allocated() -> None:
     obj = inference_cluster(pools=[pool("p", allocations=[allocation("x/r", "x/d"), allocation("y/r", "y/d")]),
                                    pool("q", allocations=[allocation("x/s", "x/d")])])
-    assert facts(_struct(obj)).deployments == frozenset({"x/d", "y/d"})
+    assert facts(_struct(obj)).deployments == ("x/d", "y/d")  # each once, sorted
 
 
 # --- one deployment's view ------------------------------------------------------------

@@ -30,6 +30,7 @@ their indexes are ``Terminating`` so no new replica reuses the name.
 """
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
@@ -46,7 +47,7 @@ from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 CACHED_VERSIONS = 20_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterInfo:
     """What a ModelReplica needs to know about its cluster (spec.cluster)."""
 
@@ -54,14 +55,16 @@ class ClusterInfo:
     gateway: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Facts:
     """One version of one InferenceCluster, as every deployment reads it."""
 
     cluster: Cluster                 # every allocation as it is: the view of any deployment with none here
     info: ClusterInfo
     since: str                       # the Ready condition's last transition, else creation; "" if neither
-    deployments: frozenset[str]      # ``namespace/name`` of every deployment allocated on the cluster
+    # ``namespace/name`` of every deployment allocated on the cluster, sorted: a few, so a tuple
+    # (a frozenset costs 200 bytes more, 2 MB at 10,000 clusters)
+    deployments: tuple[str, ...]
 
 
 # --- reading one Struct --------------------------------------------------------
@@ -70,6 +73,7 @@ class Facts:
 # never inserts into the request, unlike indexing a protobuf map.
 Fields = Mapping[str, struct_pb2.Value]
 _NONE: Fields = {}
+_intern = sys.intern
 
 
 def _m(f: Fields, key: str) -> Fields:
@@ -84,7 +88,7 @@ def _l(f: Fields, key: str) -> Sequence[struct_pb2.Value]:
 
 def _s(f: Fields, key: str) -> str:
     v = f.get(key)
-    return v.string_value if v is not None else ""
+    return _intern(v.string_value) if v is not None else ""
 
 
 def _n(f: Fields, key: str) -> int:
@@ -93,7 +97,7 @@ def _n(f: Fields, key: str) -> int:
 
 
 def _strings(f: Fields) -> dict[str, str]:
-    return {k: v.string_value for k, v in f.items()}
+    return {_intern(k): _intern(v.string_value) for k, v in f.items()}
 
 
 def _ready(status: Fields) -> tuple[bool, str]:
@@ -121,7 +125,7 @@ def _pods(alloc: Fields) -> tuple[PodGroup, ...]:
         gang = g.get("gang")
         out.append(PodGroup(
             count=_n(g, "count"),
-            devices={k: int(d.number_value) for k, d in sorted(_m(g, "devices").items())},
+            devices={_intern(k): int(d.number_value) for k, d in sorted(_m(g, "devices").items())},
             gang=gang.bool_value if gang is not None else False,
         ))
     return tuple(out)
@@ -151,7 +155,7 @@ def facts(s: struct_pb2.Struct) -> Facts:
     return Facts(
         cluster=Cluster(name=name, labels=_strings(_m(meta, "labels")), ready=ready, not_ready_reason=why,
                         taints=taints, pools=pools),
-        deployments=frozenset(a.deployment for p in pools or () for a in p.allocations),
+        deployments=tuple(sorted({a.deployment for p in pools or () for a in p.allocations})),
         info=ClusterInfo(provider_config=_s(status, "providerConfigName") or name,
                          gateway=_strings(_m(status, "gateway"))),
         since=_since(status, meta),

@@ -138,7 +138,7 @@ class InferenceClass:
     devices: tuple[ClassDevice, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Taint:
     key: str
     value: str = ""
@@ -148,7 +148,7 @@ class Taint:
         return f"{self.key}={self.value}" if self.value else self.key
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PodGroup:
     """Identical pods placed in one pool; ``devices`` maps a class device name
     to the count each pod consumes. A gang group puts each pod on its own
@@ -159,7 +159,7 @@ class PodGroup:
     gang: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Allocation:
     """A replica's consumption of one pool (InferenceCluster
     ``status.pools[].allocations[]``)."""
@@ -170,7 +170,7 @@ class Allocation:
     pods: tuple[PodGroup, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pool:
     name: str
     class_name: str
@@ -180,7 +180,7 @@ class Pool:
     allocations: Sequence[Allocation] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Cluster:
     """An InferenceCluster. ``pools`` is None while the cluster has not
     published its status yet: replicas already there are held, new ones go
