@@ -61,7 +61,7 @@ def compose(c: Composition) -> None:
     fleet = Fleet(clusters=clusters, classes=classes, cache_ready=cache.ready if cache else None,
                   terminating=terminating)
     sched = schedule(dataclasses.replace(dep, replicas=p.step.target), fleet, p.current)
-    routes = drain.Drain(inputs.read_routed(c.required(inputs.SERVICES), dep.namespace), now, read_drain(c.spec))
+    routes = drain.Drain(inputs.read_routed_items(c.required_wire(inputs.SERVICES), dep.namespace), now, read_drain(c.spec))
     leaving = drain.removals(own.replicas, sched, p.step.retire, routes)
 
     kids = children(dep, c.spec, (c.xr.get("metadata") or {}).get("labels"), sched, infos, cache, c.observed,

@@ -20,6 +20,7 @@ from typing import Any
 
 from modelplane.cel import Device, DeviceError
 from modelplane.deployment.clusters import ClusterInfo, ClusterInfos, Terminating, read_clusters
+from modelplane.deployment.routed import read_routed_wire
 from modelplane.pipeline.composition import Composition
 from modelplane.scheduler import (
     DRA,
@@ -41,7 +42,8 @@ CACHE = "cache"
 SERVICES = "services"   # every ModelService of the namespace: which backends their routes carry
 
 __all__ = ["CACHE", "CLASSES", "CLUSTERS", "SERVICES", "CacheView", "ClusterInfo", "ClusterInfos", "Terminating",
-           "deployment", "not_fetched", "read_cache", "read_classes", "read_clusters", "read_routed", "require"]
+           "deployment", "not_fetched", "read_cache", "read_classes", "read_clusters", "read_routed",
+           "read_routed_items", "require"]
 
 
 def require(c: Composition, md: ModelDeployment) -> None:
@@ -74,9 +76,19 @@ def read_routed(services: Sequence[Mapping[str, Any]] | None, namespace: str) ->
     for svc in services or []:
         if (svc.get("metadata") or {}).get("namespace", namespace) != namespace:
             continue   # tenancy: another team's routes never hold ours
-        names = (svc.get("status") or {}).get("routedBackends") or []
-        out.update(str(n) for n in names if isinstance(n, str))
+        names = (svc.get("status") or {}).get("routedBackends")
+        if isinstance(names, list):
+            out.update(n for n in names if isinstance(n, str))
     return frozenset(out)
+
+
+def read_routed_items(items: Sequence[bytes | memoryview] | None, namespace: str) -> frozenset[str]:
+    """``read_routed`` of the requirement's wire items (``Composition.required_wire``), each read once
+    per its bytes (``routed``)."""
+    try:
+        return read_routed_wire(items or [], namespace)
+    except ValueError as err:
+        raise ValueError(f"required resource {SERVICES!r} {err}") from None
 
 
 # --- the deployment ----------------------------------------------------------
