@@ -239,7 +239,6 @@ def test_a_fleet_seen_again_is_not_read_item_by_item(monkeypatch: pytest.MonkeyP
     # The same Items (same version): not one digest is taken; the views are still per deployment.
     memo: DigestMemo = DigestMemo(10)
     monkeypatch.setattr(clusters, "_CACHE", memo)
-    monkeypatch.setattr(clusters, "_FLEETS", clusters._Fleets(2))
     fleet = _items(inference_cluster("b", pools=[pool(allocations=[_mine(0), _theirs(0)])]),
                    inference_cluster("a", ready=False, pools=[pool()]), version=7)
     first, _, _ = read_clusters(fleet, OWN, frozenset({f"{OWN}-0-a"}))
@@ -255,16 +254,14 @@ def test_a_fleet_seen_again_is_not_read_item_by_item(monkeypatch: pytest.MonkeyP
     assert 0 not in terminating
 
 
-def test_a_fleets_terminating_replicas_are_found_from_the_clusters_it_is_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(clusters, "_FLEETS", clusters._Fleets(2))
+def test_a_fleets_terminating_replicas_are_found_from_the_clusters_it_is_on() -> None:
     fleet = _items(inference_cluster("a", pools=[pool(allocations=[_mine(3)])]), inference_cluster("b"), version=8)
     for _ in range(2):  # read, then from the kept fleet
         _, _, terminating = read_clusters(fleet, OWN, frozenset())
         assert 3 in terminating and 0 not in terminating
 
 
-def test_a_changed_fleet_is_a_new_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(clusters, "_FLEETS", clusters._Fleets(2))
+def test_a_changed_fleet_is_a_new_version() -> None:
     read_clusters(_items(inference_cluster("a", labels={"v": "1"}), version=9), OWN)
     [got], _, _ = read_clusters(_items(inference_cluster("a", labels={"v": "2"}), version=10), OWN)
     assert got.labels == {"v": "2"}

@@ -1,13 +1,16 @@
 """modelplane.pipeline.received: the server's own split of a request's wire bytes matches protobuf's decoding."""
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf.message import DecodeError
 from modelplane.pipeline import received as received_module
 from modelplane.pipeline.composition import Composition
-from modelplane.pipeline.received import REQUIRED_RESOURCES, Received, receive
+from modelplane.pipeline.received import REQUIRED_RESOURCES, Items, Received, receive
 from modelplane.pipeline.server import Undecodable, decode_request
 
 
@@ -162,3 +165,24 @@ def _entry_bytes(req: fnv1.RunFunctionRequest, key: str) -> bytes:
     # the field's tag and length, then the entry: what the decoder compares
     _, i = received_module._varint(memoryview(wire), 1, len(wire))
     return wire[i:]
+
+
+def test_what_is_derived_from_items_is_made_once_per_key_and_lives_with_them() -> None:
+    class Derived:
+        pass
+
+    made: list[str] = []
+    items = Items([b"a", b"b"])
+
+    def make(key: str):
+        return lambda whole: made.append(key) or Derived()
+
+    first = items.derived("fleet", make("fleet"))
+    assert items.derived("fleet", make("fleet")) is first and made == ["fleet"]
+    assert items.derived("other", make("other")) is not first and made == ["fleet", "other"]
+    # equal items of another request are other items: derived anew
+    assert Items(items).derived("fleet", make("fleet")) is not first
+    gone = weakref.ref(first)
+    del items, first
+    gc.collect()
+    assert gone() is None   # nothing outside the items keeps it

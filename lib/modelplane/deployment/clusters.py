@@ -16,7 +16,7 @@ racing on one version both read it, which is harmless.
 Most often the whole list arrives as it did before (every deployment of the
 fleet gets the same clusters; nothing changed since): the request decoder
 then hands over the very same items (``received.Items``, one version), and
-the fleet as read from them is kept too (``_Fleet``): the clusters sorted,
+the fleet as read from them is kept with them (``_Fleet``, ``Items.derived``): the clusters sorted,
 those not Ready, and which clusters each deployment is allocated on. Such a
 call does no work per cluster at all: only the clusters its deployment is on
 get a view of their own (10,000 clusters: 55 ms -> 5 ms in-process).
@@ -31,8 +31,6 @@ their indexes are ``Terminating`` so no new replica reuses the name.
 from __future__ import annotations
 
 import sys
-import threading
-from collections import OrderedDict
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -40,7 +38,7 @@ from google.protobuf import struct_pb2
 
 from modelplane.errors import InputError
 from modelplane.pipeline.memo import DigestMemo
-from modelplane.pipeline.received import KEPT_ENTRIES, decode_item
+from modelplane.pipeline.received import Items, decode_item
 from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 
 # Versions of clusters kept: a 5,000-cluster fleet, with room for the versions a busy fleet writes.
@@ -284,12 +282,7 @@ def read_clusters(items: Iterable[bytes | memoryview], own: str,
     required InferenceCluster (a ``Resource`` message: ``Composition.required_wire``),
     decoded only when this version is not cached. ``live`` holds
     ``namespace/name`` of this deployment's observed ModelReplicas."""
-    version = getattr(items, "version", 0)
-    fleet = _FLEETS.get(version) if version else None
-    if fleet is None:
-        fleet = _Fleet.read(items)
-        if version:
-            _FLEETS.put(version, fleet)
+    fleet = items.derived(_Fleet, _Fleet.read) if isinstance(items, Items) else _Fleet.read(items)
     return fleet.view(own, live)
 
 
@@ -326,32 +319,6 @@ class _Fleet:
         else:
             here = ()
         return clusters, ClusterInfos(self.facts, self.down), Terminating(here, own, live)
-
-
-class _Fleets:
-    """The last few ``_Fleet`` by the version of the items they were read from (``Items``)."""
-
-    def __init__(self, limit: int) -> None:
-        self._fleets: OrderedDict[int, _Fleet] = OrderedDict()
-        self._limit = limit
-        self._lock = threading.Lock()
-
-    def get(self, version: int) -> _Fleet | None:
-        with self._lock:
-            hit = self._fleets.get(version)
-            if hit is not None:
-                self._fleets.move_to_end(version)
-            return hit
-
-    def put(self, version: int, fleet: _Fleet) -> None:
-        with self._lock:
-            self._fleets[version] = fleet
-            while len(self._fleets) > self._limit:
-                self._fleets.popitem(last=False)
-
-
-# as many as the request decoder keeps entries (modelplane.pipeline.received.KEPT_ENTRIES)
-_FLEETS = _Fleets(KEPT_ENTRIES)
 
 
 class Terminating(Container[int]):

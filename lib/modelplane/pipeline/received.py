@@ -28,8 +28,9 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
@@ -42,6 +43,8 @@ EXTRA_RESOURCES = _FIELDS["extra_resources"].number
 _VARINT, _FIXED64, _FIXED32 = 0, 1, 5
 LENGTH_DELIMITED = 2
 
+
+T = TypeVar("T")
 
 # Entries kept for recognition: only large ones (a list of clusters; a deployment's ModelServices,
 # one entry per namespace, are cheap to split and would push the clusters out), a few of them
@@ -59,9 +62,19 @@ class _Malformed(Exception):
 class Items(list):
     """A required entry's items (the wire bytes of each ``Resource``), shared by every request that
     brings the entry byte for byte: read them, never change them. ``version`` is unique to these
-    bytes within the process, so what is derived from them can be kept by it."""
+    bytes within the process; what is worked out from them is kept with them (``derived``)."""
 
     version: int = 0
+
+    def derived(self, key: Hashable, make: Callable[[Items], T]) -> T:
+        """``make(self)``, worked out once per ``key`` and kept with these items: as long as the
+        decoder keeps them (``RECENT``) or a call still reads them, and no longer. Two threads
+        missing at once both make it, which is harmless: it depends on the bytes alone."""
+        memo = self.__dict__.setdefault("_derived", {})
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = make(self)
+        return hit
 
 
 _versions = itertools.count(1)
