@@ -69,12 +69,22 @@ class Changes:
             self.mark(key)
         self.mark(parent)
         blind = STATUS_BLIND.get(key[0], frozenset()) if status_only else frozenset()
-        for reader_key in self.watches.readers(before, after, blind=blind):
-            if status_only and key[0] == CLUSTER_KIND and reader_key[0] == DEPLOYMENT_KIND:
-                state = self.world.xrs.get(reader_key)
-                if state is not None and not _concerns(state.obj, key[2], before, after):
-                    continue
-            self.mark(reader_key)
+        # A selector reads labels, names and namespaces, never a status: after a change to the status
+        # alone, the readers of the object before are its readers after.
+        readers = self.watches.readers(after, blind=blind) if status_only else self.watches.readers(
+            before, after, blind=blind)
+        if status_only and key[0] == CLUSTER_KIND:
+            allocated = _allocated(before, after)   # once per change, not once per reading deployment
+            xrs = self.world.xrs
+            for reader_key in readers:
+                if reader_key[0] == DEPLOYMENT_KIND:
+                    state = xrs.get(reader_key)
+                    if state is not None and not _concerns(state.obj, key[2], allocated):
+                        continue
+                self.mark(reader_key)
+        else:
+            for reader_key in readers:
+                self.mark(reader_key)
         if after is None:
             self.watches.forget(key)
             self.due.pop(key, None)
@@ -145,9 +155,15 @@ def _status_only(before: dict | None, after: dict | None) -> bool:
     return all(before[k] is after[k] or before[k] == after[k] for k in before if k != "status")
 
 
-def _concerns(deployment: dict, cluster: str, *states: dict | None) -> bool:
-    """Whether a change to the status of InferenceCluster ``cluster`` (its ``states`` before and after)
-    can change what ModelDeployment ``deployment`` answers.
+def _allocated(*states: dict | None) -> frozenset[str]:
+    """``namespace/name`` of every deployment allocated on an InferenceCluster in any of its ``states``."""
+    return frozenset(a.get("deployment") for obj in states for pool in ((obj or {}).get("status") or {}).get("pools") or []
+                     for a in pool.get("allocations") or [])
+
+
+def _concerns(deployment: dict, cluster: str, allocated: frozenset[str]) -> bool:
+    """Whether a change to the status of InferenceCluster ``cluster`` (``allocated``: the deployments
+    allocated on it before or after) can change what ModelDeployment ``deployment`` answers.
 
     A deployment reads every cluster, but once all its replicas are placed and its rollout is done,
     the scheduler only looks again at the clusters it is on: a placement stays while it fits behind
@@ -157,15 +173,17 @@ def _concerns(deployment: dict, cluster: str, *states: dict | None) -> bool:
     renders it both ways). Anything else (a replica unplaced, a rollout or a drain in progress, a
     deployment not rendered yet) is woken by every cluster."""
     status = deployment.get("status") or {}
-    conds = {c.get("type"): c for c in status.get("conditions") or []}
-    scheduled, progressing = conds.get("Scheduled") or {}, conds.get("Progressing") or {}
-    if (scheduled.get("status") != "True" or progressing.get("reason") != "NewRevisionAvailable"
+    scheduled = progressing = None
+    for c in status.get("conditions") or []:
+        typ = c.get("type")
+        if typ == "Scheduled":
+            scheduled = c
+        elif typ == "Progressing":
+            progressing = c
+    if ((scheduled or {}).get("status") != "True" or (progressing or {}).get("reason") != "NewRevisionAvailable"
             or status.get("removals")):
         return True
     if any(p.get("cluster") == cluster for p in status.get("placements") or []):
         return True
     meta = deployment.get("metadata") or {}
-    own = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-    return any(a.get("deployment") == own
-               for obj in states for pool in ((obj or {}).get("status") or {}).get("pools") or []
-               for a in pool.get("allocations") or [])
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}" in allocated
