@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
 
 import pytest
+from modelplane.pipeline import arena
 from modelplane.pipeline.heap import Heap
 
 
@@ -54,3 +58,13 @@ def test_calls_finishing_together_settle_once() -> None:
         assert gc.get_freeze_count() == 0             # this one did not wait, nor freeze
     finally:
         heap._lock.release()
+
+
+def test_a_server_tunes_its_heap_unless_the_environment_did() -> None:
+    # In a process of its own: the settings are for the life of the process.
+    code = ("from modelplane.pipeline import arena; "
+            "print(arena.tune({'MALLOC_ARENA_MAX': '4'}), arena.tune({'GLIBC_TUNABLES': 'x'}), arena.tune({}))")
+    env = {k: v for k, v in os.environ.items() if k not in arena.OPERATOR_ENV}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    # glibc (this machine's and the images' C library) accepts each setting
+    assert out.stdout.split() == ["False", "False", "True"]

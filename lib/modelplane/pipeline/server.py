@@ -32,7 +32,7 @@ from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
 
 from modelplane.errors import InputError
-from modelplane.pipeline import PARENT_PID_ENV, heap
+from modelplane.pipeline import PARENT_PID_ENV, arena, heap
 from modelplane.pipeline.composition import Composition, one_line
 from modelplane.pipeline.received import Received, receive
 
@@ -238,6 +238,7 @@ def serve(
     """Serve ``compose`` as function ``function`` until SIGTERM/SIGINT (blocking); in-flight calls
     finish first. The caller looks the function up (``modelplane.functions.load``): this layer knows
     no function by name."""
+    arena.tune()   # before gRPC's threads allocate (see arena)
     fnlogging.configure(level=fnlogging.Level.DEBUG if debug else fnlogging.Level.INFO)
     if not insecure and not tls_certs_dir:
         raise SystemExit(
