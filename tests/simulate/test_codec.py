@@ -37,22 +37,21 @@ def test_forgotten_objects_are_encoded_again():
     assert codec.misses == 2
 
 
-def test_encoded_bytes_are_bounded_least_recently_used_out_first():
+def test_encoded_bytes_are_bounded_and_a_full_cache_keeps_what_it_has():
     objs = [_cluster(f"c{i}") for i in range(4)]
     size = len(CachingCodec().encode_wire(objs[0]))
     codec = CachingCodec(encoded_bytes=3 * size)        # room for three clusters' bytes (names are as long)
-    for obj in objs[:3]:
-        codec.encode_wire(obj)
-    codec.encode_wire(objs[0])                            # used again: the most recent now
-    codec.encode_wire(objs[3])                            # a fourth: the least recently used (c1) goes
-    assert (codec.hits, codec.misses) == (1, 4)
-    for obj in (objs[0], objs[2], objs[3]):
+    for obj in objs:
         assert codec.encode_wire(obj) == as_struct(obj).SerializeToString()
-    assert (codec.hits, codec.misses) == (4, 4)
-    assert codec.encode_wire(objs[1]) == as_struct(objs[1]).SerializeToString()
-    assert codec.misses == 5
+    assert (codec.hits, codec.misses) == (0, 4)
+    for obj in objs:                                      # the fourth found no room: encoded again
+        assert codec.encode_wire(obj) == as_struct(obj).SerializeToString()
+    assert (codec.hits, codec.misses) == (3, 5)
     codec.forget(objs[1])
     codec.forget(objs[1])                                 # twice: the count of bytes kept stays right
+    codec.encode_wire(objs[3])                            # room again
+    codec.encode_wire(objs[3])
+    assert (codec.hits, codec.misses) == (4, 6)
     assert codec._encoded_bytes == sum(len(w) for _, w in codec._encoded.values()) <= 3 * size
 
 

@@ -9,9 +9,12 @@ them are the same object render after render, so:
   stored (a change stores a new object and forgets the old one), so an object
   it sees again has not changed. Bytes, not Structs: a fleet holds tens of
   thousands of objects, and a request is assembled from bytes. At most
-  ``ENCODED_BYTES`` of them, least recently used out first: most objects are
-  sent once or twice (at 300 clusters 26% of encodes hit), and keeping them
-  all was a fifth of a 2,500-cluster simulation's memory (226 MB).
+  ``ENCODED_BYTES`` of them: keeping them all was a fifth of a 2,500-cluster
+  simulation's memory (226 MB) for few hits (at 300 clusters 26% of encodes).
+  When full, a new object's bytes are not kept until forgotten ones make
+  room: an object is sent again when its reader renders again, mostly a round
+  later, after everything else was sent, so least-recently-used eviction
+  would drop each object just before its turn came back.
   A miss is encoded by ``structwire`` (the SDK's bytes, without building a
   Struct). Keeping each top-level field's bytes too, by the identity of its
   value (a status written shares the rest of the object), was measured and
@@ -32,7 +35,6 @@ Thread-safe: renders of one wave run in threads.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from typing import Any
 
 from google.protobuf import struct_pb2
@@ -50,7 +52,7 @@ SHORT = 64   # string values up to this long are interned
 
 class CachingCodec(Codec):
     def __init__(self, decoded: int = DECODED, encoded_bytes: int = ENCODED_BYTES) -> None:
-        self._encoded: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
+        self._encoded: dict[int, tuple[Any, bytes]] = {}
         self._encoded_bytes = 0
         self._encoded_limit = encoded_bytes
         self._lock = threading.Lock()
@@ -65,7 +67,6 @@ class CachingCodec(Codec):
             hit = self._encoded.get(id(obj))
             if hit is not None and hit[0] is obj:
                 self.hits += 1
-                self._encoded.move_to_end(id(obj))
                 return hit[1]
             self.misses += 1
         wire = struct_bytes(obj)
@@ -73,11 +74,9 @@ class CachingCodec(Codec):
             old = self._encoded.pop(id(obj), None)   # a thread racing on the same object, or a stale id
             if old is not None:
                 self._encoded_bytes -= len(old[1])
-            self._encoded[id(obj)] = (obj, wire)
-            self._encoded_bytes += len(wire)
-            while self._encoded_bytes > self._encoded_limit and len(self._encoded) > 1:
-                _, (_, dropped) = self._encoded.popitem(last=False)
-                self._encoded_bytes -= len(dropped)
+            if self._encoded_bytes + len(wire) <= self._encoded_limit:
+                self._encoded[id(obj)] = (obj, wire)
+                self._encoded_bytes += len(wire)
         return wire
 
     def forget(self, obj: Any) -> None:
