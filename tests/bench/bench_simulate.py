@@ -10,9 +10,9 @@ function servers: on a busy shared machine wall time grows, CPU time does not.
 
 ``MODELPLANE_BENCH_SIMULATE_SIZES=25,5000`` picks other sizes. 5,000 clusters is not in the
 default set: every deployment reads the whole fleet (a 14 MB request), so it still costs about
-10 minutes on a shared 2-core machine (measured: 640 s, 68,225 renders in 33 rounds, main CPU
-224 s, functions CPU 892 s, mostly compose-model-deployment; peak RSS 2.4 GiB; it was 1,297 s, 3 GiB)
-and belongs to a deliberate run.
+6 minutes on a quiet 2-core machine (measured: 378 s, 68,226 renders in 33 rounds, main CPU
+290 s, functions CPU 312 s; peak RSS 1,988 MiB; it was 640 s and 2.4 GiB, and before that
+1,297 s and 3 GiB) and belongs to a deliberate run.
 """
 from __future__ import annotations
 
