@@ -169,10 +169,40 @@ def test_garbage_collection_is_not_charged_to_a_selector() -> None:
     from modelplane.cel import adapter
 
     junk = [[i] for i in range(200_000)]  # something for the collector to walk
-    cpu, charged = time.thread_time(), adapter._cpu()
-    gc.collect()
-    assert adapter._cpu() - charged < time.thread_time() - cpu
+    with adapter._collections_timed:          # as while an evaluation runs
+        cpu, charged = time.thread_time(), adapter._cpu()
+        gc.collect()
+        assert adapter._cpu() - charged < time.thread_time() - cpu
     del junk
+
+
+def test_collections_are_timed_only_while_an_evaluation_runs() -> None:
+    # A gc callback slows every allocation-heavy caller; code that evaluates nothing must not pay for it.
+    import gc
+
+    from modelplane.cel import adapter
+
+    seen: list[bool] = []
+    timed = adapter._time_collections
+
+    def probe(activation_value: object) -> bool:
+        seen.append(timed in gc.callbacks)
+        return True
+
+    assert timed not in gc.callbacks
+    with adapter._collections_timed:
+        with adapter._collections_timed:      # a second evaluation (another thread) at once
+            assert gc.callbacks.count(timed) == 1
+        assert timed in gc.callbacks           # the first still runs
+    assert timed not in gc.callbacks
+    assert cel.compile("1 + 1 == 2").evaluate({}) is True and timed not in gc.callbacks
+    orig = adapter._Metered.evaluate
+    try:
+        adapter._Metered.evaluate = lambda self, context: probe(context) and orig(self, context)
+        assert cel.compile("2 > 1").evaluate({}) is True
+    finally:
+        adapter._Metered.evaluate = orig
+    assert seen == [True] and timed not in gc.callbacks
 
 
 def test_device_selectors_get_no_regular_expressions():
