@@ -9,6 +9,8 @@ Modules:
 
 - ``clusters``: the InferenceClusters read as the scheduler's dataclasses,
   memoised by their wire bytes.
+- ``routed``: the backends the namespace's ModelService routes carry, read
+  from wire bytes (namespace and ``routedBackends`` only), once per version.
 - ``inputs``: requirements and adapters from the fetched resources to the
   scheduler's dataclasses. Clusters are read field by field straight from
   protobuf Structs: a fleet of 1,000 clusters is never turned into dicts.

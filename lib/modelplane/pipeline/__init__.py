@@ -13,6 +13,7 @@ Modelplane meets protobuf on the function side:
 - ``memo``: values memoised by a digest of wire bytes (bounded, least recently used out)
 - ``server``: the gRPC server every function runs in (``modelplane serve``)
 - ``heap``: after each call, what survived is frozen out of the garbage collector's full passes
+- ``arena``: glibc's heap set up for large requests before the server starts (one arena, pages kept)
 """
 
 # A function server started by another process (``render``, ``simulate``) stops once the process
