@@ -22,6 +22,7 @@ from modelplane.cel import Device, DeviceError
 from modelplane.deployment.clusters import ClusterInfo, ClusterInfos, Terminating, read_clusters
 from modelplane.deployment.routed import read_routed_wire
 from modelplane.pipeline.composition import Composition
+from modelplane.pipeline.received import undecodable
 from modelplane.scheduler import (
     DRA,
     WORKER,
@@ -88,7 +89,7 @@ def read_routed_items(items: Sequence[bytes | memoryview] | None, namespace: str
     try:
         return read_routed_wire(items or [], namespace)
     except ValueError as err:
-        raise ValueError(f"required resource {SERVICES!r} {err}") from None
+        raise undecodable(SERVICES, err) from None
 
 
 # --- the deployment ----------------------------------------------------------

@@ -127,8 +127,13 @@ class Received:
             try:
                 self._decoded[name] = [decode_item(item) for item in self.required[name]]
             except ValueError as err:
-                raise ValueError(f"required resource {name!r} {err}") from None
+                raise undecodable(name, err) from None
         return self._decoded[name]
+
+
+def undecodable(name: str, err: ValueError) -> ValueError:
+    """The error for requirement ``name`` whose item did not decode (``err``: from ``decode_item``)."""
+    return ValueError(f"required resource {name!r} {err}")
 
 
 def decode_item(item: bytes | memoryview) -> struct_pb2.Struct:

@@ -71,7 +71,7 @@ class CachingCodec(Codec):
             self.misses += 1
         wire = struct_bytes(obj)
         with self._lock:
-            old = self._encoded.pop(id(obj), None)   # a thread racing on the same object, or a stale id
+            old = self._encoded.pop(id(obj), None)   # another thread encoded the same object meanwhile
             if old is not None:
                 self._encoded_bytes -= len(old[1])
             if self._encoded_bytes + len(wire) <= self._encoded_limit:

@@ -73,18 +73,14 @@ class Changes:
         # alone, the readers of the object before are its readers after.
         readers = self.watches.readers(after, blind=blind) if status_only else self.watches.readers(
             before, after, blind=blind)
-        if status_only and key[0] == CLUSTER_KIND:
-            allocated = _allocated(before, after)   # once per change, not once per reading deployment
-            xrs = self.world.xrs
-            for reader_key in readers:
-                if reader_key[0] == DEPLOYMENT_KIND:
-                    state = xrs.get(reader_key)
-                    if state is not None and not _concerns(state.obj, key[2], allocated):
-                        continue
-                self.mark(reader_key)
-        else:
-            for reader_key in readers:
-                self.mark(reader_key)
+        # once per change, not once per reading deployment
+        allocated = _allocated(before, after) if status_only and key[0] == CLUSTER_KIND else None
+        for reader_key in readers:
+            if allocated is not None and reader_key[0] == DEPLOYMENT_KIND:
+                state = self.world.xrs.get(reader_key)
+                if state is not None and not _concerns(state.obj, key[2], allocated):
+                    continue
+            self.mark(reader_key)
         if after is None:
             self.watches.forget(key)
             self.due.pop(key, None)
@@ -173,14 +169,9 @@ def _concerns(deployment: dict, cluster: str, allocated: frozenset[str]) -> bool
     renders it both ways). Anything else (a replica unplaced, a rollout or a drain in progress, a
     deployment not rendered yet) is woken by every cluster."""
     status = deployment.get("status") or {}
-    scheduled = progressing = None
-    for c in status.get("conditions") or []:
-        typ = c.get("type")
-        if typ == "Scheduled":
-            scheduled = c
-        elif typ == "Progressing":
-            progressing = c
-    if ((scheduled or {}).get("status") != "True" or (progressing or {}).get("reason") != "NewRevisionAvailable"
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    scheduled, progressing = conds.get("Scheduled") or {}, conds.get("Progressing") or {}
+    if (scheduled.get("status") != "True" or progressing.get("reason") != "NewRevisionAvailable"
             or status.get("removals")):
         return True
     if any(p.get("cluster") == cluster for p in status.get("placements") or []):
