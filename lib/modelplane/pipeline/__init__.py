@@ -6,6 +6,8 @@ Modelplane meets protobuf on the function side:
 
 - ``received``: a RunFunctionRequest as it arrives, required resources kept as
   wire bytes until read
+- ``structwire``: plain data to a Struct's wire bytes, byte for byte as the SDK writes them,
+  or to bytes that parse into the Struct ``update`` builds (desired resources)
 - ``structs``: a protobuf Struct as plain data, in one pass
 - ``xr``: an XR read through its generated Pydantic model, errors naming the field
 - ``composition``: ``Composition``, the object every ``fn.py`` writes to (desired

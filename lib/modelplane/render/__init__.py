@@ -10,7 +10,6 @@ Modules, one job each:
 - ``finish``: composed-resource metadata and the XR's conditions
 - ``yamlout``: byte-exact YAML as go-yaml v2 prints it
 - ``schemas``: ``-s/--required-schemas``: SchemaSelectors answered offline
-- ``structwire``: plain data to a Struct's wire bytes, byte for byte as the SDK writes them
 - ``wire``: requests assembled from already serialised bytes
 - ``errors``: ``RenderError``, the one error render raises on purpose
 

@@ -27,13 +27,13 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
-from modelplane.pipeline import structs
-from modelplane.render import finish, structwire, yaml11
+from modelplane.pipeline import structs, structwire
+from modelplane.pipeline.structwire import struct_bytes
+from modelplane.render import finish, yaml11
 from modelplane.render.errors import RenderError
 from modelplane.render.fetch import Fetcher, as_struct, selector_from_manifest
 from modelplane.render.runners import FunctionPool
 from modelplane.render.schemas import SchemaFetcher
-from modelplane.render.structwire import struct_bytes
 from modelplane.render.wire import EXTRA_RESOURCES, REQUIRED_RESOURCES, WireRequest, map_entry_parts
 from modelplane.render.wire import field as wire_field
 

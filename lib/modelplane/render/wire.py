@@ -13,7 +13,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 # The decoding side (modelplane.pipeline.received, in the function servers) holds the field numbers.
 from modelplane.pipeline.received import EXTRA_RESOURCES, LENGTH_DELIMITED, REQUIRED_RESOURCES
-from modelplane.render.structwire import varint
+from modelplane.pipeline.structwire import varint
 
 __all__ = ["EXTRA_RESOURCES", "LENGTH_DELIMITED", "REQUIRED_RESOURCES", "WireRequest", "field", "map_entry",
            "map_entry_parts", "varint"]

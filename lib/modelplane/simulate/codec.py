@@ -43,7 +43,7 @@ from modelplane.pipeline import structs
 from modelplane.pipeline.memo import DigestMemo
 from modelplane.render import yaml11
 from modelplane.render.engine import Codec
-from modelplane.render.structwire import struct_bytes
+from modelplane.pipeline.structwire import struct_bytes
 
 DECODED = 20_000
 ENCODED_BYTES = 64 << 20

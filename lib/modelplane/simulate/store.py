@@ -26,7 +26,7 @@ from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.render.structwire import struct_bytes
+from modelplane.pipeline.structwire import struct_bytes
 from modelplane.render.wire import field as wire_field
 
 Key = tuple[str, str, str]

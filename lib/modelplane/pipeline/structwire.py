@@ -15,7 +15,15 @@ Why: ``Struct.update`` walks every value through Python-level protobuf calls;
 at fleet scale ``simulate`` encodes tens of thousands of objects, and building
 the bytes directly, with the framing of short string pairs (a condition's
 ``status: "True"``) kept, takes about 60% of the time
-(``tests/render/test_structwire.py`` pins the bytes).
+(``tests/pipeline/test_structwire.py`` pins the bytes).
+
+``parsed_bytes(obj)`` is the other use: bytes to ``ParseFromString`` into a
+Struct that must end up as ``Struct.update(obj)`` leaves it, down to the order
+it serialises in (a function's desired resources: the response's bytes must
+not change). Parsing inserts a map's entries in wire order, so these bytes
+list each dict's entries in the dict's own order, as ``update`` inserts them;
+no scratch map is asked. Building a function's desired resources this way
+costs 40% less than ``update`` (ten ModelReplicas: 0.28 against 0.46 ms).
 """
 from __future__ import annotations
 
@@ -76,17 +84,17 @@ def _key(key: str) -> bytes:
     return out
 
 
-def _value(v: Any) -> bytes:
-    """One google.protobuf.Value message (without its own framing)."""
+def _value(v: Any, upb_order: bool) -> bytes:
+    """One google.protobuf.Value message (without its own framing); ``upb_order``: see ``_struct``."""
     t = type(v)
     if t is str:
         raw = v.encode()
         return _STRING + varint(len(raw)) + raw
     if t is dict:
-        body = struct_bytes(v)
+        body = _struct(v, upb_order)
         return _STRUCT + varint(len(body)) + body
     if t is list or t is tuple:
-        return _list(v)
+        return _list(v, upb_order)
     if t is bool:
         return _TRUE if v else _FALSE
     if t is int or t is float:
@@ -97,20 +105,20 @@ def _value(v: Any) -> bytes:
     if isinstance(v, bool):
         return _TRUE if v else _FALSE
     if isinstance(v, str):
-        return _value(str(v))
+        return _value(str(v), upb_order)
     if isinstance(v, (int, float)):
         return _NUMBER + _DOUBLE(float(v))
     if isinstance(v, dict):
-        return _value(dict(v))
+        return _value(dict(v), upb_order)
     if isinstance(v, (list, tuple)):
-        return _list(v)
+        return _list(v, upb_order)
     raise ValueError(f"Unexpected type {t.__name__}: a Struct holds null, bool, string, number, dict and list")
 
 
-def _list(items: Any) -> bytes:
+def _list(items: Any, upb_order: bool) -> bytes:
     parts = []
     for item in items:
-        value = _value(item)
+        value = _value(item, upb_order)
         parts.append(_FIELD1 + varint(len(value)))
         parts.append(value)
     body = b"".join(parts)
@@ -119,16 +127,28 @@ def _list(items: Any) -> bytes:
 
 def struct_bytes(obj: dict) -> bytes:
     """``obj`` as the wire bytes of a google.protobuf.Struct (see the module)."""
+    return _struct(obj, True)
+
+
+def parsed_bytes(obj: dict) -> bytes:
+    """Wire bytes that ``ParseFromString`` turns into the Struct ``Struct.update(obj)`` builds,
+    maps in the same order (see the module)."""
+    return _struct(obj, False)
+
+
+def _struct(obj: dict, upb_order: bool) -> bytes:
+    """A Struct's bytes, each map's entries in the order upb serialises it (``upb_order``) or in
+    the dict's own order (the order parsing inserts them in)."""
     parts: list[bytes] = []
     append = parts.append
-    for key in (_order(tuple(obj)) if len(obj) > 1 else obj):
+    for key in (_order(tuple(obj)) if upb_order and len(obj) > 1 else obj):
         if type(key) is not str:
             raise ValueError(f"Struct keys are strings, not {type(key).__name__} ({key!r})")
         v = obj[key]
         if type(v) is str and len(v) <= _SHORT:
             entry = _pairs.get((key, v))
             if entry is None:
-                value = _value(v)
+                value = _value(v, upb_order)
                 inner = _key(key) + _FIELD2 + varint(len(value)) + value
                 entry = _FIELD1 + varint(len(inner)) + inner
                 if len(_pairs) >= _LIMIT:
@@ -136,7 +156,7 @@ def struct_bytes(obj: dict) -> bytes:
                 _pairs[(key, v)] = entry
             append(entry)
             continue
-        value = _value(v)
+        value = _value(v, upb_order)
         inner = _key(key) + _FIELD2 + varint(len(value)) + value
         append(_FIELD1 + varint(len(inner)))
         append(inner)
@@ -149,4 +169,4 @@ def order(keys: tuple[str, ...]) -> tuple[str, ...]:
     return _order(keys) if len(keys) > 1 else keys
 
 
-__all__ = ["order", "struct_bytes", "varint"]
+__all__ = ["order", "parsed_bytes", "struct_bytes", "varint"]
