@@ -4,8 +4,8 @@ import random
 
 import pytest
 from google.protobuf import struct_pb2
-from modelplane.render.fetch import as_struct
 from modelplane.pipeline.structwire import order, parsed_bytes, struct_bytes, varint
+from modelplane.render.fetch import as_struct
 
 
 def _random_value(rng: random.Random, depth: int):

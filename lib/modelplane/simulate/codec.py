@@ -41,9 +41,9 @@ from google.protobuf import struct_pb2
 
 from modelplane.pipeline import structs
 from modelplane.pipeline.memo import DigestMemo
+from modelplane.pipeline.structwire import struct_bytes
 from modelplane.render import yaml11
 from modelplane.render.engine import Codec
-from modelplane.pipeline.structwire import struct_bytes
 
 DECODED = 20_000
 ENCODED_BYTES = 64 << 20
