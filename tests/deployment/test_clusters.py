@@ -9,16 +9,19 @@ reused.
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 from modelplane.deployment import clusters
 from modelplane.deployment.clusters import ClusterInfo, facts, read_clusters
 from modelplane.errors import InputError
 from modelplane.pipeline.memo import DigestMemo
-from modelplane.pipeline.received import Items
+from modelplane.pipeline import received
+from modelplane.pipeline.received import Items, receive
 from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 
 from tests.deployment.builders import CREATED, NAME, NS, allocation, at, inference_cluster, pool, wire
@@ -268,3 +271,61 @@ def test_a_changed_fleet_is_a_new_version() -> None:
     # plain lists (a request that did not arrive as bytes) carry no version: always read item by item
     [plain], _, _ = read_clusters([wire(inference_cluster("a", labels={"v": "3"}))], OWN)
     assert plain.labels == {"v": "3"}
+
+
+# --- a fleet that differs from the last one in a few clusters ------------------------------
+
+
+DEPLOYMENTS = [OWN, OTHER, "ns-b/third"]
+CLUSTERS = "clusters"
+
+
+def _random_cluster(rnd: random.Random, name: str) -> dict:
+    allocations = [allocation(f"{d}-{i}-a", d, i) for d in DEPLOYMENTS for i in range(3) if rnd.random() < 0.2]
+    return inference_cluster(name, ready=rnd.random() < 0.8, labels={"zone": rnd.choice("ab")},
+                             pools=[pool(allocations=allocations)])
+
+
+def _fleet_request(objs: list[dict]) -> bytes:
+    req = fnv1.RunFunctionRequest()
+    for obj in objs:
+        req.required_resources[CLUSTERS].items.append(fnv1.Resource.FromString(wire(obj)))
+    return req.SerializeToString()
+
+
+def _everything(items, live: frozenset[str]) -> list:
+    """All a call reads of the fleet, for each deployment: the views, the infos, what terminates."""
+    out = []
+    for own in DEPLOYMENTS:
+        got, infos, terminating = read_clusters(items, own, live)
+        out.append((got, {n: infos[n] for n in infos}, infos.down, {n: infos.since(n) for n in infos},
+                    dict(infos.clusters), frozenset(i for i in range(3) if i in terminating)))
+    return out
+
+
+def test_a_fleet_updated_by_item_is_the_fleet_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(received, "RECENT", received._Recent())
+    monkeypatch.setattr(received, "KEPT_FROM_BYTES", 0)
+    rnd = random.Random(35)
+    updated = 0
+    for case in range(60):
+        names = [f"c{i:02d}" for i in range(rnd.randrange(1, 12))]
+        objs = [_random_cluster(rnd, n) for n in names]
+        live = frozenset(f"{OWN}-{i}-a" for i in range(3) if rnd.random() < 0.5)
+        before = receive(_fleet_request(objs)).required[CLUSTERS]
+        read_clusters(before, OWN, live)
+        for _ in range(3):   # a few versions in a row, each updated from the one before
+            for k in rnd.sample(range(len(objs)), rnd.randrange(0, len(objs) + 1)):
+                pick = rnd.random()
+                if pick < 0.1:      # renamed, or named as another: not the same cluster at that index
+                    objs[k] = _random_cluster(rnd, rnd.choice([*names, "z-new"]))
+                elif pick < 0.15:   # a nameless item is skipped
+                    objs[k] = {"kind": "InferenceCluster"}
+                else:               # the same cluster (or the item's name as before), written anew
+                    objs[k] = _random_cluster(rnd, (objs[k].get("metadata") or {}).get("name") or names[k])
+            data = _fleet_request(objs)
+            after = receive(data).required[CLUSTERS]
+            updated += after.earlier(clusters._Fleet) is not None
+            whole = Items(after)     # the same bytes, read as a fleet of its own
+            assert _everything(after, live) == _everything(whole, live), case
+    assert updated > 100, "few versions were updated by item: the test proves little"

@@ -12,6 +12,7 @@ from modelplane.pipeline import received as received_module
 from modelplane.pipeline.composition import Composition
 from modelplane.pipeline.received import REQUIRED_RESOURCES, Items, Received, receive
 from modelplane.pipeline.server import Undecodable, decode_request
+from modelplane.pipeline.structwire import varint
 
 
 def _cluster(name: str, gpus: int) -> dict:
@@ -186,3 +187,69 @@ def test_what_is_derived_from_items_is_made_once_per_key_and_lives_with_them() -
     del items, first
     gc.collect()
     assert gone() is None   # nothing outside the items keeps it
+
+
+# --- an entry that differs from the last one in a few items -----------------------------------
+
+
+def _clusters_request(gpus: dict[str, int]) -> bytes:
+    req = _request()
+    del req.required_resources["clusters"]
+    for name, count in gpus.items():
+        req.required_resources["clusters"].items.add().resource.update(_cluster(name, count))
+    return req.SerializeToString()
+
+
+def test_a_changed_entry_names_the_items_that_differ_from_the_last_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(received_module, "RECENT", received_module._Recent())
+    monkeypatch.setattr(received_module, "KEPT_FROM_BYTES", 0)
+    fleet = {f"c{i}": 1 for i in range(6)}
+    first = receive(_clusters_request(fleet)).required["clusters"]
+    assert first.earlier("fleet") is None                     # nothing was kept before it
+    derived = first.derived("fleet", lambda items: ["read from", items.version])
+    second = receive(_clusters_request({**fleet, "c1": 2, "c4": 3})).required["clusters"]
+    assert second.earlier("fleet") == (derived, (1, 4))       # the others are byte for byte the same
+    assert second.earlier("other") is None                    # nothing derived under that key
+    third = receive(_clusters_request({**fleet, "c1": 2, "c4": 3, "c5": 9})).required["clusters"]
+    assert third.earlier("fleet") is None                     # the second derived nothing
+    second.derived("fleet", lambda items: "second")
+    assert third.earlier("fleet") == ("second", (5,))         # derived since: found through the third
+    fourth = receive(_clusters_request({**fleet, "c1": 2, "c4": 3, "c5": 9})).required["clusters"]
+    assert fourth is third                                    # equal bytes: the same items, as before
+
+
+def test_entries_that_do_not_line_up_name_no_earlier_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(received_module, "RECENT", received_module._Recent())
+    monkeypatch.setattr(received_module, "KEPT_FROM_BYTES", 0)
+    fleet = {f"c{i}": 1 for i in range(6)}
+    receive(_clusters_request(fleet)).required["clusters"].derived("fleet", lambda items: "first")
+    longer = receive(_clusters_request({**fleet, "c6": 1})).required["clusters"]
+    assert longer.earlier("fleet") is None                    # one item more: no index is the same cluster
+    longer.derived("fleet", lambda items: "longer")
+    req = fnv1.RunFunctionRequest.FromString(_clusters_request(fleet))
+    twice = fnv1.Resources()
+    twice.items.add().resource.update(_cluster("c9", 1))
+    # the value field twice in one entry: protobuf merges them (items append)
+    entry = fnv1.RunFunctionRequest.RequiredResourcesEntry(key="clusters", value=req.required_resources["clusters"])
+    extra = fnv1.RunFunctionRequest.RequiredResourcesEntry(value=twice).SerializeToString()
+    wire = entry.SerializeToString() + extra
+    merged = receive(_field(REQUIRED_RESOURCES, wire)).required["clusters"]
+    assert len(merged) == 7 and merged.earlier("fleet") is None
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def test_an_earlier_entry_is_not_kept_alive_by_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(received_module, "RECENT", received_module._Recent())
+    monkeypatch.setattr(received_module, "KEPT_FROM_BYTES", 0)
+    first = receive(_clusters_request({"c1": 1, "c2": 1})).required["clusters"]
+    first.derived("fleet", lambda items: "first")
+    gone = weakref.ref(first)
+    second = receive(_clusters_request({"c1": 2, "c2": 1})).required["clusters"]   # same length: replaces it
+    del first
+    gc.collect()
+    assert gone() is None and second.earlier("fleet") == ("first", (0,))
+    second.derived("fleet", lambda items: "second")
+    assert second.earlier("fleet") is None   # once derived, what the earlier entry gave is let go

@@ -31,6 +31,7 @@ their indexes are ``Terminating`` so no new replica reuses the name.
 """
 from __future__ import annotations
 
+import bisect
 import sys
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -292,22 +293,89 @@ def read_clusters(items: Iterable[bytes | memoryview], own: str,
 class _Fleet:
     """One version of the whole list of clusters, as every deployment reads it: the facts by
     name, the shared views, and where each deployment is allocated (only those clusters get a
-    view of their own)."""
+    view of their own).
 
-    def __init__(self, read: dict[str, Facts]) -> None:
-        self.facts = read
-        self.clusters = tuple(f.cluster for f in read.values())
-        on: dict[str, list[int]] = {}
-        for i, f in enumerate(read.values()):
-            for d in f.deployments:
-                on.setdefault(d, []).append(i)
-        self.on = on
-        self.down = frozenset(n for n, f in read.items() if not f.cluster.ready)
+    A version that differs from the one before in a few items (``Items.earlier``) is that one
+    with those clusters read again: the rest is not hashed, looked up or sorted again."""
+
+    __slots__ = ("clusters", "down", "facts", "names", "on", "_positions")
+
+    def __init__(self, facts: dict[str, Facts], clusters: tuple[Cluster, ...], on: dict[str, list[int]],
+                 down: frozenset[str], names: list[str] | None) -> None:
+        self.facts = facts          # by name, sorted
+        self.clusters = clusters    # in that order
+        self.on = on                # deployment -> the indexes (ascending) of the clusters it is allocated on
+        self.down = down
+        self.names = names          # item index -> cluster name; None if an update by item cannot be trusted
+        self._positions: dict[str, int] | None = None
 
     @classmethod
     def read(cls, items: Iterable[bytes | memoryview]) -> _Fleet:
-        read = {f.cluster.name: f for f in _CACHE.get_all(list(items), _read_item) if f.cluster.name}
-        return cls(dict(sorted(read.items())))
+        if isinstance(items, Items):
+            earlier = items.earlier(_Fleet)
+            if earlier is not None:
+                fleet = earlier[0].updated(items, earlier[1])  # type: ignore[attr-defined]
+                if fleet is not None:
+                    return fleet
+        every = _CACHE.get_all(list(items), _read_item)
+        names = [f.cluster.name for f in every]
+        read = {name: f for name, f in zip(names, every) if name}
+        facts = dict(sorted(read.items()))
+        on: dict[str, list[int]] = {}
+        for i, f in enumerate(facts.values()):
+            for d in f.deployments:
+                on.setdefault(d, []).append(i)
+        down = frozenset(n for n, f in facts.items() if not f.cluster.ready)
+        # A name twice (the last one counts) or an unnamed item: which item is which cluster is ambiguous.
+        trusted = names if len(facts) == len(names) else None
+        return cls(facts, tuple(f.cluster for f in facts.values()), on, down, trusted)
+
+    def updated(self, items: Sequence[bytes | memoryview], changed: Sequence[int]) -> _Fleet | None:
+        """This fleet with the items at ``changed`` read again (every other item is byte for byte
+        the one this fleet read at its index); None when that cannot be done by item (a changed
+        item names another cluster, or this fleet's names are ambiguous)."""
+        names = self.names
+        if names is None or len(items) != len(names):
+            return None
+        if not changed:
+            return self
+        fresh = _CACHE.get_all([items[k] for k in changed], _read_item)
+        if any(f.cluster.name != names[k] for k, f in zip(changed, fresh)):
+            return None
+        if self._positions is None:
+            self._positions = {name: i for i, name in enumerate(self.facts)}
+        positions = self._positions
+        facts = dict(self.facts)
+        clusters = list(self.clusters)
+        on = dict(self.on)
+        copied: set[str] = set()
+        down = set(self.down)
+        for f in fresh:
+            name = f.cluster.name
+            i = positions[name]
+            old = facts[name]
+            facts[name] = f
+            clusters[i] = f.cluster
+            if old.deployments != f.deployments:
+                for d in {*old.deployments, *f.deployments}:
+                    if d not in copied:
+                        copied.add(d)
+                        on[d] = list(on.get(d, ()))
+                    where = on[d]
+                    if i in where and d not in f.deployments:
+                        where.remove(i)
+                    elif i not in where and d in f.deployments:
+                        bisect.insort(where, i)
+            if f.cluster.ready:
+                down.discard(name)
+            else:
+                down.add(name)
+        for d in copied:
+            if not on[d]:
+                del on[d]    # as a fleet read whole: only deployments allocated somewhere
+        fleet = _Fleet(facts, tuple(clusters), on, frozenset(down), names)
+        fleet._positions = positions   # the same names in the same order
+        return fleet
 
     def view(self, own: str, live: Container[str]) -> tuple[tuple[Cluster, ...], ClusterInfos, Terminating]:
         mine = self.on.get(own, ())

@@ -22,6 +22,14 @@ Splitting it again is the largest cost left in such a call (10,000 clusters:
 entry equal to one of them (one memcmp) is answered with that entry's items:
 the same ``Items`` object, whose ``version`` lets a function keep what it
 derived from them (``modelplane.deployment.clusters``).
+
+An entry that differs from the last one kept under its key is most often the
+same list with a few items changed (a cluster wrote its status). Its split
+then compares each item with the kept entry's item at the same place (a
+memcmp each, no hashing) and records which differ (``Items.earlier``), so a
+function can update what it derived from the earlier entry instead of
+reading the whole list again (5,000 clusters, one changed: 46 -> 12 ms
+in-process).
 """
 from __future__ import annotations
 
@@ -65,16 +73,34 @@ class Items(list):
     bytes within the process; what is worked out from them is kept with them (``derived``)."""
 
     version: int = 0
+    # What was derived from the entry last kept under the same key when these were split (its
+    # items' ``_derived``: not the items, which hold their request's bytes, and so on back), and
+    # the indexes of the items that differ from its items; None when there was none or the two
+    # do not line up item for item.
+    _earlier: dict | None = None
+    _changed: tuple[int, ...] = ()
+
+    def earlier(self, key: Hashable) -> tuple[object, tuple[int, ...]] | None:
+        """What ``derived(key, ...)`` kept for the entry these items were split against, and the
+        indexes of the items that differ from that entry's (every other item is byte for byte the
+        one at the same index there); None when there is no such entry or nothing was derived
+        from it."""
+        hit = self._earlier.get(key) if self._earlier is not None else None
+        return None if hit is None else (hit, self._changed)
 
     def derived(self, key: Hashable, make: Callable[[Items], T]) -> T:
         """``make(self)``, worked out once per ``key`` and kept with these items: as long as the
         decoder keeps them (``RECENT``) or a call still reads them, and no longer. Two threads
         missing at once both make it, which is harmless: it depends on the bytes alone."""
-        memo = self.__dict__.setdefault("_derived", {})
+        memo = self._derived_memo()
         hit = memo.get(key)
         if hit is None:
             hit = memo[key] = make(self)
+            self._earlier = None    # what was derived from the earlier entry has served
         return hit
+
+    def _derived_memo(self) -> dict:
+        return self.__dict__.setdefault("_derived", {})
 
 
 _versions = itertools.count(1)
@@ -96,6 +122,14 @@ class _Recent:
         wire, key, items = hit
         # bytes.startswith compares in place (memcmp); comparing a memoryview would go byte by byte
         return (key, items) if data.startswith(wire, start) else None
+
+    def latest(self, key: str) -> Items | None:
+        """The items of the entry kept last under ``key``."""
+        with self._lock:
+            for _, kept, items in reversed(self._entries.values()):
+                if kept == key:
+                    return items
+        return None
 
     def keep(self, wire: bytes | memoryview, key: str, items: Items) -> None:
         with self._lock:
@@ -193,15 +227,24 @@ def _entry(data: bytes, buf: memoryview, start: int, end: int) -> tuple[str, Ite
             return hit
     # An entry that is most of the request (the clusters) is kept as a view into it, which spares
     # a copy of megabytes; a smaller one is copied, so it does not keep a large request alive.
-    wire = buf[start:end] if isinstance(data, bytes) and 2 * (end - start) >= len(data) else bytes(buf[start:end])
-    key, items = _split(memoryview(wire), 0, len(wire))
+    if isinstance(data, bytes) and 2 * (end - start) >= len(data):
+        wire: bytes | memoryview = buf[start:end]
+        within, shift = data, start     # where the entry's bytes can be compared in place
+    else:
+        wire = within = bytes(buf[start:end])
+        shift = 0
+    key, items = _split(memoryview(wire), 0, len(wire), (within, shift))
     RECENT.keep(wire, key, items)
     return key, items
 
 
-def _split(buf: memoryview, start: int, end: int) -> tuple[str, Items]:
+def _split(buf: memoryview, start: int, end: int,
+           against: tuple[bytes, int] | None = None) -> tuple[str, Items]:
+    """An entry's key and items; with ``against`` (the bytes ``buf`` views and where it starts in
+    them), items are compared with those of the entry last kept under the same key."""
     key, items = "", Items()
     items.version = next(_versions)
+    values = 0
     for number, wire, _, value, stop in _fields(buf, start, end):
         if number == 1 and wire == LENGTH_DELIMITED:
             try:
@@ -209,39 +252,60 @@ def _split(buf: memoryview, start: int, end: int) -> tuple[str, Items]:
             except UnicodeDecodeError:
                 raise _Malformed from None
         elif number == 2 and wire == LENGTH_DELIMITED:
-            items.extend(_items(buf, value, stop))
+            values += 1
+            earlier = RECENT.latest(key) if against is not None and values == 1 else None
+            found, changed = _items(buf, value, stop, earlier, *(against or (b"", 0)))
+            items.extend(found)
+            if earlier is not None and changed is not None:
+                items._earlier, items._changed = earlier._derived_memo(), changed
+    if values > 1:   # a value seen twice merges: the items no longer line up with one earlier value
+        items._earlier, items._changed = None, ()
     return key, items
 
 
 _ITEM_TAG = 1 << 3 | LENGTH_DELIMITED  # Resources.items, field 1
 
 
-def _items(buf: memoryview, start: int, end: int) -> list[memoryview]:
+def _items(buf: memoryview, start: int, end: int, earlier: Items | None = None, within: bytes = b"",
+           shift: int = 0) -> tuple[list[memoryview], tuple[int, ...] | None]:
     """A ``Resources`` message's items. Field 1 is the repeated item; anything else it might carry
     is not ours to read. Items follow one another in the common case, so they are read in a
     tight loop (half the cost of the generic walk, 10,000 times per call at 10,000 clusters);
-    from the first other field on, the generic walk takes over."""
+    from the first other field on, the generic walk takes over.
+
+    With ``earlier``, each item is also compared with ``earlier``'s at its index, in place in
+    ``within`` (the bytes ``buf`` views from ``shift`` on). Returns the items and the indexes that
+    differ; None for those when there is nothing to compare, the lists differ in length, or the
+    message holds anything but items."""
     out = []
+    changed: list[int] | None = None if earlier is None else []
+    same_at = within.startswith
+    count = len(earlier) if earlier is not None else 0
     i = start
     while i < end and buf[i] == _ITEM_TAG:
         j = i + 1
-        length = shift = 0
+        length = shift_bits = 0
         while True:
-            if j >= end or shift > 63:
+            if j >= end or shift_bits > 63:
                 raise _Malformed
             b = buf[j]
             j += 1
-            length |= (b & 0x7F) << shift
+            length |= (b & 0x7F) << shift_bits
             if b < 0x80:
                 break
-            shift += 7
+            shift_bits += 7
         i = j + length
         if i > end:
             raise _Malformed
+        if changed is not None:
+            k = len(out)
+            if k >= count or len(earlier[k]) != length or not same_at(earlier[k], j + shift):  # type: ignore[index]
+                changed.append(k)
         out.append(buf[j:i])
     if i < end:
         out.extend(buf[v:s] for n, w, _, v, s in _fields(buf, i, end) if n == 1 and w == LENGTH_DELIMITED)
-    return out
+        return out, None
+    return out, (tuple(changed) if changed is not None and len(out) == count else None)
 
 
 def receive(data: bytes) -> Received:
