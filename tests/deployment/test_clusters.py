@@ -19,8 +19,8 @@ from google.protobuf import struct_pb2
 from modelplane.deployment import clusters
 from modelplane.deployment.clusters import ClusterInfo, facts, read_clusters
 from modelplane.errors import InputError
-from modelplane.pipeline.memo import DigestMemo
 from modelplane.pipeline import received
+from modelplane.pipeline.memo import DigestMemo
 from modelplane.pipeline.received import Items, receive
 from modelplane.scheduler import Allocation, Cluster, PodGroup, Pool, Taint
 

@@ -298,7 +298,7 @@ class _Fleet:
     A version that differs from the one before in a few items (``Items.earlier``) is that one
     with those clusters read again: the rest is not hashed, looked up or sorted again."""
 
-    __slots__ = ("clusters", "down", "facts", "names", "on", "_positions")
+    __slots__ = ("_positions", "clusters", "down", "facts", "names", "on")
 
     def __init__(self, facts: dict[str, Facts], clusters: tuple[Cluster, ...], on: dict[str, list[int]],
                  down: frozenset[str], names: list[str] | None) -> None:
