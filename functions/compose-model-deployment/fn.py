@@ -8,7 +8,8 @@ until every ModelService route is observed without it and spec.drain.period
 has passed, then deleted); compose one ModelReplica and one ModelEndpoint per
 placed replica; report replicas, placements, removals and the Scheduled and
 Progressing conditions; ask to be called again when a time-based decision
-is due (lib/modelplane/deployment).
+is due, or else say the answer holds whatever the time, so the server may
+give it again for the same request (lib/modelplane/deployment).
 """
 import dataclasses
 
@@ -96,3 +97,7 @@ def compose(c: Composition) -> None:
             waits.append(max(1.0, min(float(DRAIN_RECHECK_SECONDS), r.wait)))
     if waits:
         c.requeue_after(min(waits))
+    elif not leaving:
+        # The clock decided nothing: failover has nothing pending (a cluster that failed over
+        # stays failed) and no replica drains. The same request later gets this same answer.
+        c.cacheable()

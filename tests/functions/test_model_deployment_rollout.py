@@ -12,6 +12,7 @@ import datetime
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelplane import functions
 from modelplane.deployment import rollout
 from modelplane.deployment.observed import Child
 from modelplane.deployment.revision import revision
@@ -24,6 +25,7 @@ from modelplane.deployment.strategy import (
     scaled,
 )
 from modelplane.errors import InputError
+from modelplane.pipeline.server import compose_call
 
 from tests.functions.deployments import (
     A100,
@@ -479,3 +481,38 @@ def test_names_stay_dns_labels_and_stable_through_a_rollout():
     assert all(len(n) <= 63 and n == n.lower() for n in names)
     # The surge replica took a new index; the old replicas kept their names.
     assert {o["metadata"]["name"] for o in observed.values()} < set(names)
+
+
+# --- which answers hold whatever the time (the server may give them again) -------------------
+
+
+def _timeless(xr: dict, required: dict, observed: dict | None, now: str) -> bool:
+    req = request(xr, observed=observed, required=required)
+    req.context.update({"modelplane.ai/now": now})
+    return compose_call(FN, functions.load(FN), req)[1]
+
+
+def test_an_answer_is_cacheable_only_when_the_clock_decided_nothing():
+    xr, observed = _placed_on_c1()
+    failing = inputs(down("c1", at(0)), THREE[1])
+    assert _timeless(xr, inputs(*THREE[:2]), observed, at(4.5))          # steady: nothing timed
+    assert not _timeless(xr, failing, observed, at(4.5))                 # failover pending
+    assert _timeless(xr, failing, observed, at(6))                       # failed over: stays so
+    unobserved = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster",
+                  "metadata": {"name": "c1", "creationTimestamp": at(0)}, "spec": {}, "status": {}}
+    assert not _timeless(xr, inputs(unobserved, THREE[1]), observed, at(3))   # pending, past the TTL
+    disabled = copy.deepcopy(xr)
+    disabled["spec"]["failover"] = {"after": "0"}
+    assert _timeless(disabled, failing, observed, at(600))               # down, but nothing will happen
+    step1 = observe(call(xr, failing, observed, now=at(6)), url=True, ready=True)
+    step2 = observe(call(xr, failing, step1, now=at(7)), url=True, ready=True)
+    xr["spec"]["drain"] = {"period": "30s"}
+    assert not _timeless(xr, inputs(THREE[0], THREE[1]), step2, at(8))   # a replica drains
+    # and the server's rule holds: a timeless answer is the answer at any later time (the
+    # response echoes the context, which holds the time: the rest must not change)
+    assert _timeless(xr, failing, step1, at(7))
+    first = call(xr, failing, step1, now=at(7))
+    for now in (at(60), at(6000)):
+        later = call(xr, failing, step1, now=now)
+        later.context.CopyFrom(first.context)
+        assert later.SerializeToString() == first.SerializeToString()

@@ -14,6 +14,7 @@ Modelplane meets protobuf on the function side:
   state seeded from observed, conditions, requirements, TTL)
 - ``memo``: values memoised by a digest of wire bytes (bounded, least recently used out)
 - ``server``: the gRPC server every function runs in (``modelplane serve``)
+- ``answers``: the last answer given each XR, given again for the same request when it holds whatever the time
 - ``heap``: after each call, what survived is frozen out of the garbage collector's full passes
 - ``arena``: glibc's heap set up for large requests before the server starts (one arena, pages kept)
 """

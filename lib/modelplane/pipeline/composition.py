@@ -108,6 +108,7 @@ class Composition:
         self._observed: dict[str, dict] | None = None
         self._status: dict[str, Any] = {}
         self._composite_ready: bool | None = None
+        self.timeless = False
 
     # ----- the composite resource -----------------------------------------
     @property
@@ -286,6 +287,13 @@ class Composition:
                                  "must be an RFC 3339 timestamp such as 2026-01-01T00:05:00Z")
             return got
         return datetime.datetime.now(datetime.UTC)
+
+    def cacheable(self) -> None:
+        """Say that this call's answer does not depend on the clock: the same request, whenever it
+        comes again, gets the same answer, which the server may then give without composing
+        (``pipeline.answers``). Only a function that knows which of its decisions read ``now``
+        can say so."""
+        self.timeless = True
 
     def requeue_after(self, seconds: float) -> None:
         """Ask to be called again within ``seconds`` (the response TTL: with

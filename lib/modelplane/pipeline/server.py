@@ -32,7 +32,7 @@ from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
 
 from modelplane.errors import InputError
-from modelplane.pipeline import PARENT_PID_ENV, arena, heap
+from modelplane.pipeline import PARENT_PID_ENV, answers, arena, heap
 from modelplane.pipeline.composition import Composition, one_line
 from modelplane.pipeline.received import Received, receive
 
@@ -54,6 +54,13 @@ def run_compose(function: str, compose: Compose, req: fnv1.RunFunctionRequest | 
                 ttl: datetime.timedelta = response.DEFAULT_TTL) -> fnv1.RunFunctionResponse:
     """Run one composition step synchronously (also used in-process by tests); the response's
     TTL starts at ``ttl`` (the function may only shorten it: ``Composition.requeue_after``)."""
+    return compose_call(function, compose, req, ttl)[0]
+
+
+def compose_call(function: str, compose: Compose, req: fnv1.RunFunctionRequest | Received,
+                 ttl: datetime.timedelta = response.DEFAULT_TTL) -> tuple[fnv1.RunFunctionResponse, bool]:
+    """``run_compose``, and whether the function said its answer holds whatever the time
+    (``Composition.cacheable``; never for an error)."""
     received = req if isinstance(req, Received) else Received(req)
     req = received.message
     rsp = response.to(req, ttl)
@@ -63,13 +70,13 @@ def run_compose(function: str, compose: Compose, req: fnv1.RunFunctionRequest | 
         compose(c)
         c.finish()
     except InputError as err:
-        return _fatal(req, str(err))
+        return _fatal(req, str(err)), False
     except Exception as err:  # noqa: BLE001 - a bug must not take the server down
         fnlogging.get_logger().error(
             "internal error", function=function, error=repr(err), trace=traceback.format_exc(limit=8)
         )
-        return _fatal(req, f"internal error in {function}: {type(err).__name__}: {err}")
-    return rsp
+        return _fatal(req, f"internal error in {function}: {type(err).__name__}: {err}"), False
+    return rsp, c.timeless
 
 
 def _fatal(req: fnv1.RunFunctionRequest, message: str) -> fnv1.RunFunctionResponse:
@@ -126,17 +133,29 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self.ttl = ttl
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=function)
         self._heap = heap.Heap()
+        self.answers = answers.Answers()
         self.in_flight = 0  # touched only on the event loop's thread
 
-    def _run(self, req: fnv1.RunFunctionRequest | Received) -> fnv1.RunFunctionResponse:
+    def _run(self, req: fnv1.RunFunctionRequest | Received) -> fnv1.RunFunctionResponse | bytes:
+        """The response, or its wire bytes when it is an answer kept for this very request."""
+        if isinstance(req, Received):
+            kept = self.answers.get(req)
+            if kept is not None:
+                return kept
         try:
-            return run_compose(self.function, self.compose, req, self.ttl)
+            rsp, timeless = compose_call(self.function, self.compose, req, self.ttl)
+            if not isinstance(req, Received):
+                return rsp
+            if timeless:
+                return self.answers.keep(req, rsp)
+            self.answers.forget(req)
+            return rsp
         finally:
             self._heap.settle()
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest | Received | Undecodable, context: grpc.aio.ServicerContext | None = None
-    ) -> fnv1.RunFunctionResponse:
+    ) -> fnv1.RunFunctionResponse | bytes:
         if isinstance(req, Undecodable):
             return undecodable_response(req)
         self.in_flight += 1
@@ -147,6 +166,11 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             self.in_flight -= 1
 
 
+def _response_bytes(rsp: fnv1.RunFunctionResponse | bytes) -> bytes:
+    """A response's wire bytes (a kept answer is already bytes)."""
+    return rsp if isinstance(rsp, bytes) else rsp.SerializeToString()
+
+
 def _handlers(runner: FunctionRunner) -> list[grpc.GenericRpcHandler]:
     """v1 with the tolerant decoder; v1beta1 (which Crossplane falls back to) through the SDK's adapter."""
     v1 = grpc.method_handlers_generic_handler(
@@ -155,7 +179,7 @@ def _handlers(runner: FunctionRunner) -> list[grpc.GenericRpcHandler]:
             "RunFunction": grpc.unary_unary_rpc_method_handler(
                 runner.RunFunction,
                 request_deserializer=decode_request,
-                response_serializer=fnv1.RunFunctionResponse.SerializeToString,
+                response_serializer=_response_bytes,
             )
         },
     )
