@@ -7,16 +7,20 @@ request's raw bytes (``grpcbench``); requests are the second call of a
 reconcile, every required input present (``requests``), the clusters cloned
 from a simulated fleet (``simfleet``: 2.77 MB at 1,000 clusters).
 
-- latency: "placing 10 replicas" has no observed children; "steady" sends the
-  first response's ModelReplicas back as observed (nothing changed, so the
-  server recognises the whole cluster list); "steady, 1 cluster changed" is
-  the same with one cluster's bytes different on each call (every call then
-  reads the list item by item, one cluster anew). p50/p95
-  of RUNS calls after 3 warm-ups (the same bytes each time, so a server's
-  per-cluster caches are warm, as for any server that has seen the fleet).
+- latency: "placing 10 replicas" has no observed children, and each timed
+  call is another ModelDeployment (the server has answered none of them, so
+  each is placed); "steady" sends the first response's ModelReplicas back as
+  observed, the same bytes each time (nothing changed: the server gives its
+  kept answer, ``pipeline.answers``); "steady, 1 cluster changed" is the same
+  with one cluster's bytes different on each call (every call then composes,
+  the list read as the one before with one cluster anew). p50/p95 of RUNS
+  calls after 3 warm-ups (so a server's per-cluster caches are warm, as for
+  any server that has seen the fleet).
   "floor" is the same bytes to a no-op grpcio server: moving them costs that.
 - breakdown (issue 35 item 1) at 1,000 clusters: transport is the floor;
-  the rest is measured in-process (``breakdown``), as ms and % of their sum.
+  the rest is measured in-process (``breakdown``), as ms and % of their sum:
+  what a call costs when it composes (the steady column: the same request
+  composed afresh, as a replica that has not answered it would).
 - load (issue 35 item 5): IN_FLIGHT threads, each reconciling its own
   ModelDeployment on the shared channel against one 1,000-cluster fleet: all
   place theirs at once (the burst: its slowest call is a column of its own),
@@ -83,9 +87,9 @@ def latency(floor: dict[tuple[int, str], list[float]]) -> list[dict]:
     for n in SIZES[:1] if QUICK else SIZES:
         started = time.perf_counter()
         shared = required_part(n, simulated=True)
-        placing = deployment_part() + shared
+        placing = [deployment_part(name=f"placing-{i:02d}") + shared for i in range(RUNS + 1)]
         with grpcbench.serve() as server, grpcbench.channel(server.address) as call:
-            observed = _placed(call(placing))
+            observed = _placed(call(deployment_part() + shared))
             steady = deployment_part(observed) + shared
             assert sorted(_placed(call(steady))) == sorted(observed), "a steady call moved replicas"
             changed = [deployment_part(observed) + one_changed(shared, k) for k in range(RUNS + 1)]
