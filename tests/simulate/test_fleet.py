@@ -254,3 +254,54 @@ def test_a_placed_deployment_renders_the_same_whatever_the_clusters_it_is_not_on
     finally:
         world.listeners.remove(sim._on_change)
         sim.close()
+
+
+def test_a_deployment_with_nothing_leaving_renders_the_same_whatever_the_routes(fleet, pool):
+    """simulate does not wake a ModelDeployment with no removals for status changes of the
+    ModelServices it reads (tracking._drains). Render each such deployment of the fixed-point
+    fleet, then again with every ModelService routing nothing, something else, or more."""
+    from modelplane.render import render
+    from modelplane.simulate.loop import Simulator
+    from modelplane.simulate.tracking import _drains
+
+    world, _ = fleet
+    sim = Simulator(world, pool)
+    services = sorted(k for k in world.xrs if k[0] == "ModelService")
+
+    def variants(obj: dict) -> list[dict]:
+        status = obj.get("status") or {}
+        routed = list(status.get("routedBackends") or [])
+        return [{**obj, "status": {**status, "routedBackends": r}}
+                for r in ([], ["elsewhere-backend"], [*routed, "elsewhere-backend"])]
+
+    try:
+        checked = 0
+        for md in sorted(k for k in world.xrs if k[0] == "ModelDeployment"):
+            if _drains(world.xrs[md]):
+                continue
+            before = render(sim.inputs(md)[0], pool)
+            for sk in services:
+                service = world.xrs[sk].obj
+                for changed in variants(service):
+                    sim.changes.store.put(sk, changed)
+                    try:
+                        after = render(sim.inputs(md)[0], pool)
+                    finally:
+                        sim.changes.store.put(sk, service)
+                    assert (after.xr, after.composed) == (before.xr, before.composed), (md, sk)
+                    checked += 1
+        assert checked >= 6
+    finally:
+        world.listeners.remove(sim._on_change)
+        sim.close()
+
+
+def test_a_deployment_draining_a_replica_is_woken_by_the_routes():
+    from modelplane.simulate.tracking import _drains
+    from modelplane.simulate.world import XRState
+
+    md = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelDeployment", "metadata": {"name": "d"}}
+    assert _drains(XRState(obj=md))                                             # not answered yet
+    assert not _drains(XRState(obj={**md, "status": {"removals": []}}))
+    assert _drains(XRState(obj={**md, "status": {"removals": [{"index": 0, "phase": "Draining"}]}}))
+    assert _drains(XRState(obj={**md, "status": {"removals": []}}, fatal="spec: bad"))

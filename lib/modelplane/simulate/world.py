@@ -46,6 +46,7 @@ CLASS_KIND = "InferenceClass"
 CLUSTER_KIND = "InferenceCluster"
 DEPLOYMENT_KIND = "ModelDeployment"
 REPLICA_KIND = "ModelReplica"
+SERVICE_KIND = "ModelService"
 _EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 Key = tuple[str, str, str]
