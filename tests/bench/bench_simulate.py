@@ -10,9 +10,9 @@ function servers: on a busy shared machine wall time grows, CPU time does not.
 
 ``MODELPLANE_BENCH_SIMULATE_SIZES=25,5000`` picks other sizes. 5,000 clusters is not in the
 default set: every deployment reads the whole fleet (a 14 MB request), so it still costs about
-6 minutes on a quiet 2-core machine (measured: 378 s, 68,226 renders in 33 rounds, main CPU
-290 s, functions CPU 312 s; peak RSS 1,988 MiB; it was 640 s and 2.4 GiB, and before that
-1,297 s and 3 GiB) and belongs to a deliberate run.
+4 to 5 minutes on a quiet 2-core machine (measured: 252 s, 65,318 renders in 26 rounds, main CPU
+181 s, functions CPU 209 s; peak RSS 1,975 MiB; it was 378 s and 1,988 MiB, 640 s and 2.4 GiB,
+and before that 1,297 s and 3 GiB) and belongs to a deliberate run.
 """
 from __future__ import annotations
 
