@@ -48,7 +48,7 @@ demo: $(STAMP) ## Simulate the example fleet (no cluster, no network)
 test: $(STAMP) ## Run the test suite (quick reliability included)
 	$(PYTEST) -n 2 --dist loadgroup -m "not slow and not docs" tests
 
-bench: $(STAMP) ## Benchmarks: scheduler, RunFunction in-process and over gRPC (1,000 and 10,000 clusters: latency, breakdown, load, memory), simulate
+bench: $(STAMP) ## Benchmarks: scheduler, RunFunction in-process and over gRPC (1,000 and 10,000 clusters: latency, breakdown, load, memory), simulate (25 to 5,000 clusters)
 	$(BIN)/python -m tests.bench
 
 # Both halves run even when the first fails; Hypothesis keeps its database outside the repository.
