@@ -78,9 +78,7 @@ class Answers:
             return wire
         key = composite_key(req.message)
         with self._lock:
-            old = self._by_xr.pop(key, None)
-            if old is not None:
-                self._bytes -= len(old[1])
+            self._drop(key)
             self._by_xr[key] = (req.identity, wire)
             self._bytes += len(wire)
             while self._bytes > self._limit:
@@ -92,6 +90,10 @@ class Answers:
         """The XR's request got an answer that must not be given again: drop the one kept."""
         key = composite_key(req.message)
         with self._lock:
-            old = self._by_xr.pop(key, None)
-            if old is not None:
-                self._bytes -= len(old[1])
+            self._drop(key)
+
+    def _drop(self, key: tuple[str, str, str, str]) -> None:
+        """The XR's kept answer out (the lock held)."""
+        old = self._by_xr.pop(key, None)
+        if old is not None:
+            self._bytes -= len(old[1])
