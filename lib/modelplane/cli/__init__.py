@@ -11,7 +11,9 @@
 Each subcommand lives in its own module and takes ``argv``; this module only
 dispatches, so ``modelplane --help`` stays cheap to import: ``render``,
 ``simulate``, ``validate``, ``demo``, ``lab``, ``e2e``, ``mock_engine``. This is the one
-package allowed to import every layer (``modelplane.LAYERS``).
+package allowed to import every layer (``modelplane.LAYERS``). Every command
+ends quietly with status 141 when the reader of its output goes away
+(``modelplane simulate DIR | head``; ``pipe``).
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ import sys
 
 import click
 from crossplane.function import cli as sdkcli
+
+from modelplane.cli import pipe
 
 # name -> (module, one-line help). Modules expose run(argv) -> int.
 SUBCOMMANDS = {
@@ -74,7 +78,12 @@ def _usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit status (141, quietly, when the reader of stdout or stderr goes away)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    return pipe.guarded(lambda: _dispatch(argv))
+
+
+def _dispatch(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0 if argv else 2
