@@ -45,6 +45,10 @@ CASES = [
          ("vllm", "Qwen/Qwen3-8B", ("qwen",), 8000, "", True), image="vllm/vllm-openai:v0.23.0", args_only=True),
     Case("args only with the ROCm image", ["--model=m"], ("vllm", "m", ("m",), 8000, "", True),
          image="docker.io/vllm/vllm-openai-rocm:v0.23.0", args_only=True),
+    Case("args only with the vLLM image, the model first", ["Qwen/Qwen3-8B", "--served-model-name=qwen"],
+         ("vllm", "Qwen/Qwen3-8B", ("qwen",), 8000, "", True), image="vllm/vllm-openai:v0.23.0", args_only=True),
+    Case("args only with a vLLM image before v0.14.0 (the api_server module)", ["--model=m", "--port=8001"],
+         ("vllm", "m", ("m",), 8001, "", True), image="vllm/vllm-openai:v0.13.0", args_only=True),
     Case("args only with rocm/vllm", ["--model=m"], ("vllm", "m", ("m",), 8000, "", True),
          image="rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210", args_only=True),
     Case("a headless vLLM worker serves no HTTP", ["vllm", "serve", "m", "--headless"],
@@ -86,6 +90,11 @@ ERRORS = [
     ("an unknown program", ["trtllm-serve", "/mnt/models"], "", False, "runs no engine the mock understands"),
     ("args only, an unknown image", ["--model=m"], "example.com/other:1", False, "has no entrypoint the mock knows"),
     ("vllm with no model", ["vllm", "serve", "--port=8000"], "", False, "names no model"),
+    ("vllm serve with the model twice", ["vllm", "serve", "a", "--model=b"], "", False, "names the model twice"),
+    ("the api_server module with a positional model", ["python3", "-m", "vllm.entrypoints.openai.api_server", "m"],
+     "", False, "ignores the positional model"),
+    ("args only, the model first, before v0.14.0", ["m", "--port=8000"], "vllm/vllm-openai:v0.13.0", False,
+     "ignores the positional model"),
     ("sglang with no model", ["python3", "-m", "sglang.launch_server"], "", False, "names no model"),
     ("a port that is not a number", ["vllm", "serve", "m", "--port=http"], "", False, "is not a number"),
     ("a script without an engine", ["sh", "-c", "sleep infinity"], "", False, "runs no engine"),
@@ -96,7 +105,7 @@ ERRORS = [
 @pytest.mark.parametrize("name,argv,image,_,want", ERRORS, ids=[e[0] for e in ERRORS])
 def test_from_argv_refuses(name, argv, image, _, want):
     with pytest.raises(C.ConfigError, match=want) as err:
-        C.from_argv(argv, image, args_only=argv[0].startswith("-"), container="engine")
+        C.from_argv(argv, image, args_only=bool(image), container="engine")
     assert "container 'engine'" in str(err.value)
 
 
@@ -195,6 +204,9 @@ def _expected(template: dict) -> tuple[str | None, str | None]:
     text = " ".join(map(str, (engine.get("command") or []) + (engine.get("args") or [])))
     named = re.search(r"--served-model-name[= ](\S+)", text)
     model = re.search(r"--model(?:-path)?[= ](\S+)", text) or re.search(r"vllm serve (\S+)", text)
+    args = [str(a) for a in engine.get("args") or []]
+    if model is None and not engine.get("command") and args and not args[0].startswith("-"):
+        return kind, named.group(1) if named else args[0]     # only args, the model first
     return kind, named.group(1) if named else model.group(1) if model else "/mnt/models"
 
 

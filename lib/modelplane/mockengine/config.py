@@ -11,16 +11,16 @@ parsers, ...) is ignored, because a mock has no weights.
 Two engines are understood; anything else is a ``ConfigError`` naming the
 container and what was expected, never a silent default:
 
-- vLLM: ``vllm serve [MODEL] [--model M] [--served-model-name N...] [--host H]
-  [--port P]`` and ``python3 -m vllm.entrypoints.openai.api_server --model M``;
+- vLLM: ``vllm serve MODEL [--served-model-name N...] [--host H] [--port P]`` (``--model M``
+  instead of MODEL is deprecated but accepted; both at once is refused, as vLLM's parser
+  refuses it) and ``python3 -m vllm.entrypoints.openai.api_server --model M`` (that module
+  never reads a positional model: it would serve vLLM's default model, so it is refused);
   port 8000. A container with ``args`` only and a vLLM image (``vllm/vllm-openai``,
-  ``vllm/vllm-openai-rocm``, ``rocm/vllm``) runs ``vllm serve``: vLLM's
-  ``docker/Dockerfile`` (target ``vllm-openai``) ends in ``ENTRYPOINT ["vllm",
-  "serve"]`` (cited by swiss-ai/model-launch#158, 2026-06, against vLLM's main;
-  releases before mid-2025 used ``python3 -m vllm.entrypoints.openai.api_server``,
-  vllm-project/vllm#17172, which takes the same flags). ``--headless`` (a
-  multi-node worker) serves no HTTP. vLLM's argument parser accepts ``_`` for
-  ``-`` in flag names; so does this one.
+  ``vllm/vllm-openai-rocm``, ``rocm/vllm``) runs that image's entrypoint:
+  ``vllm serve`` from v0.14.0 and for a tag that names no release, the api_server module
+  before (``modelplane.workloads.engines`` cites the sources). ``--headless`` (a
+  multi-node worker) serves no HTTP. vLLM's argument parser accepts ``_`` for ``-`` in
+  flag names; so does this one.
 - SGLang: ``python3 -m sglang.launch_server --model-path M`` and ``sglang serve
   --model-path M`` (python/sglang/cli/serve.py in v0.5.x; ``--model`` is an
   alias), ``--served-model-name N`` (one name), ``--host`` (default 127.0.0.1),
@@ -38,14 +38,15 @@ from typing import Any
 
 from modelplane import labels as L
 from modelplane.errors import ModelplaneError
+from modelplane.workloads import engines
 
 VLLM = "vllm"
 SGLANG = "sglang"
+VLLM_MODULE = "vllm-module"   # found as python3 -m vllm.entrypoints.openai.api_server; serves as VLLM
 ENGINE_CONTAINER = "engine"
 DEFAULT_PORTS = {VLLM: 8000, SGLANG: 30000}
 DEFAULT_HOSTS = {VLLM: "", SGLANG: "127.0.0.1"}   # "" = every interface (vLLM's --host default None)
-# Images whose entrypoint is `vllm serve`: a container giving them only args runs vLLM.
-VLLM_IMAGES = ("vllm/vllm-openai", "vllm/vllm-openai-rocm", "rocm/vllm")
+VLLM_IMAGES = engines.VLLM_IMAGES
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SHELLS = ("sh", "bash", "dash", "ash", "zsh")
 VLLM_MODULES = ("vllm.entrypoints.openai.api_server",)
@@ -183,7 +184,7 @@ def _engine_of(words: Sequence[str]) -> tuple[str, list[str]] | None:
             rest.pop(0)     # interpreter options such as -u
         if len(rest) >= 2 and rest[0] == "-m":
             if rest[1] in VLLM_MODULES:
-                return VLLM, rest[2:]
+                return VLLM_MODULE, rest[2:]
             if rest[1] in SGLANG_MODULES:
                 return SGLANG, rest[2:]
     return None
@@ -218,7 +219,8 @@ def expand_shell(script: str, env: Mapping[str, str]) -> str:
 
 def find_invocation(argv: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[str, list[str]] | None:
     """(engine, flags) of the engine ``argv`` runs, directly or in a shell script (whose
-    ``$NAME`` variables are read from ``env``)."""
+    ``$NAME`` variables are read from ``env``); engine is VLLM, VLLM_MODULE (vLLM's
+    api_server module, which reads no positional model) or SGLANG."""
     script = _shell_script(argv)
     if script is None:
         return _engine_of(argv)
@@ -282,10 +284,17 @@ def _port(text: str, where: str) -> int:
     return port
 
 
-def _vllm(flags: Sequence[str], where: str) -> dict[str, Any]:
+def _vllm(flags: Sequence[str], where: str, module: bool = False) -> dict[str, Any]:
     f, positionals = _flags(flags, {"model": "one", "served-model-name": "many", "host": "one",
                                     "port": "one", "headless": "bool"})
-    model = positionals[0] if positionals else (f.get("model") or [""])[0]
+    flag_model = (f.get("model") or [""])[0]
+    if module and positionals and not flag_model:
+        raise ConfigError(f"{where}: the api_server module ignores the positional model {positionals[0]!r} "
+                          "(vLLM would serve its default model); give --model, or run `vllm serve MODEL`")
+    if not module and positionals and flag_model:
+        raise ConfigError(f"{where}: vllm serve names the model twice ({positionals[0]!r} and --model "
+                          f"{flag_model!r}); vLLM refuses that: keep the positional one")
+    model = flag_model if module else (positionals[0] if positionals else flag_model)
     if not model:
         raise ConfigError(f"{where}: vllm serve names no model (a positional MODEL or --model)")
     names = tuple(f.get("served-model-name") or ()) or (model,)
@@ -309,20 +318,8 @@ def _sglang(flags: Sequence[str], where: str) -> dict[str, Any]:
             "serves_http": rank.strip() in ("0", "")}
 
 
-def _image_name(image: str) -> str:
-    """``registry/org/name:tag@digest`` -> ``org/name`` (Docker Hub's implicit registry dropped)."""
-    name = image.split("@", 1)[0]
-    last = name.rsplit("/", 1)[-1]
-    if ":" in last:
-        name = name[: len(name) - len(last)] + last.split(":", 1)[0]
-    parts = name.split("/")
-    if len(parts) > 2 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
-        parts = parts[1:]
-    return "/".join(parts)
-
-
 def is_vllm_image(image: str) -> bool:
-    return _image_name(image) in VLLM_IMAGES
+    return engines.is_vllm_image(image)
 
 
 def from_argv(argv: Sequence[str], image: str = "", env: Mapping[str, str] | None = None, *,
@@ -330,15 +327,16 @@ def from_argv(argv: Sequence[str], image: str = "", env: Mapping[str, str] | Non
     """The engine ``argv`` (a pod's command + args) runs.
 
     With ``args_only`` (the container gave no command), ``argv`` are arguments to the image's
-    entrypoint: ``vllm serve`` for a vLLM image, an error for any other image."""
+    entrypoint: a vLLM image's (by its version), an error for any other image."""
     where = f"container {container!r}" if container else "the command line"
     env = env or {}
     words = [expand(str(a), env) for a in argv]
     if args_only:
-        if not is_vllm_image(image):
+        entrypoint = engines.vllm_entrypoint(image)
+        if entrypoint is None:
             raise ConfigError(f"{where}: no command, and image {image or '(none)'!r} has no entrypoint the mock "
                               f"knows; {EXPECTED}")
-        words = ["vllm", "serve", *words]
+        words = [*entrypoint, *words]
     try:
         found = find_invocation(words, env)
     except ConfigError as err:
@@ -347,7 +345,7 @@ def from_argv(argv: Sequence[str], image: str = "", env: Mapping[str, str] | Non
         shown = shlex.join(words) if words else "(nothing)"
         raise ConfigError(f"{where} runs no engine the mock understands: {shown[:300]}; {EXPECTED}")
     engine, flags = found
-    parsed = _vllm(flags, where) if engine == VLLM else _sglang(flags, where)
+    parsed = _sglang(flags, where) if engine == SGLANG else _vllm(flags, where, module=engine == VLLM_MODULE)
     warnings = ()
     if parsed["serves_http"] and parsed["host"] in LOOPBACK:
         warnings = ((f"{where}: the engine listens on {parsed['host']} only (its --host): nothing outside "

@@ -5,6 +5,8 @@ Objects that run it on its cluster; each module builds one shape:
 
 - ``pods``: the pod template of one member (engine container, env, cache,
   /dev/shm, DRA claims, pool node selector, GPU toleration);
+- ``engines``: engine images by version (what an args-only container runs, and
+  the form a cached model path takes: ``vllm serve PATH`` or ``--model=PATH``);
 - ``claims``: the ResourceClaimTemplate of a member's DRA devices;
 - ``standalone``: Deployment + Service for a Standalone engine;
 - ``gang``: LeaderWorkerSet + InferencePool + endpoint picker for a Leader/Worker engine;

@@ -5,9 +5,11 @@ gets, and nothing more privileged:
 
 - the engine container verbatim, plus ``MODELPLANE_LEADER_ADDRESS`` first in
   its env (so user variables can reference it with ``$(...)``);
-- the ModelCache PVC read-write at ``/mnt/models`` and ``--model=/mnt/models``
-  appended to args when the member has no ``command`` and no arg already names
-  a model (see ``names_model``); with a ``command`` nothing is injected;
+- the ModelCache PVC read-write at ``/mnt/models``, and that path added to args
+  when the member has no ``command`` and no arg already names a model (see
+  ``names_model``): first (``vllm serve /mnt/models``) for a vLLM image from
+  v0.14.0, ``--model=/mnt/models`` appended otherwise (``engines.with_model``
+  says why); with a ``command`` nothing is injected;
 - ``/dev/shm`` as a memory-backed emptyDir (``sizeLimit`` = ``shmSize``);
 - DRA claims through the member's ResourceClaimTemplate;
 - the pool node selector and a toleration for the GPU taint.
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane import labels as L
+from modelplane.workloads import engines
 
 ENGINE = "engine"
 MODELS_MOUNT = "/mnt/models"
@@ -99,7 +102,7 @@ def pod_template(template: Mapping[str, Any], opts: PodOptions) -> dict:
     if "command" not in engine:
         args = list(engine.get("args") or [])
         if opts.cache_pvc and not names_model(args):
-            args.append(f"--model={MODELS_MOUNT}")
+            args = engines.with_model(args, str(engine.get("image") or ""), MODELS_MOUNT)
         for extra in opts.extra_args:
             flag = extra.split("=", 1)[0]
             if not has_flag(args, flag):
