@@ -114,8 +114,8 @@ PHASES = [
     Phase("Job active: Hydrating", job_status(active=1), "Bound", "Hydrating"),
     Phase("Job Complete condition: Ready", job_status(Complete="done"), "Bound", "Ready"),
     Phase("succeeded without condition yet: Ready", job_status(succeeded=1), "Bound", "Ready"),
-    Phase("Job Failed: Failed with its message", job_status(Failed="BackoffLimitExceeded: 401 Unauthorized"),
-          "Bound", "Failed", "401 Unauthorized"),
+    Phase("Job Failed: Failed with its message", job_status(Failed="Job has reached the specified backoff limit"),
+          "Bound", "Failed", "Job has reached the specified backoff limit"),
 ]
 
 
@@ -129,6 +129,25 @@ def test_phase_follows_the_remote_job(case: Phase):
     assert e["pvcName"] == "modelcache-qwen3-coder" and e["storageClassName"] == "modelplane-rwx"
     job = next(n for n in desired(rsp) if n.startswith("job-"))
     assert rsp.desired.resources[job].ready == (fnv1.READY_TRUE if case.want == "Ready" else fnv1.READY_FALSE)
+
+
+@pytest.mark.parametrize("token, check", [
+    (True, "that the token in spec.source.huggingFace.tokenSecretRef has access to it"),
+    (False, "that spec.source.huggingFace.tokenSecretRef names a token with access to it"),
+])
+def test_failed_job_names_what_it_downloaded_and_how_to_rerun_it(token, check):
+    # A Job's Failed condition says only that its pods failed; a fixed token keeps the Job's
+    # name (it hashes repo@revision alone), so the message must not promise a new Job for it.
+    first = go(cache(token=token), [cluster("prod-a")])
+    failed = job_status(Failed="Job has reached the specified backoff limit")
+    msg = entry(go(cache(token=token), [cluster("prod-a")], observed_after(first, job=failed)), "prod-a")["message"]
+    job = next(o for n, o in desired(first).items() if n.startswith("job-"))["spec"]["forProvider"]["manifest"]
+    assert msg.startswith(f"hydration Job {NS}/{job['metadata']['name']} for "
+                          "Qwen/Qwen3-Coder-480B-A35B-Instruct@main failed "
+                          "(Job has reached the specified backoff limit); its pod logs say why."), msg
+    assert check in msg
+    assert msg.endswith("A new repo or revision composes a new Job; after any other fix, delete this Job "
+                        "on the cluster and it runs again"), msg
 
 
 def test_ready_when_every_matched_cluster_is_ready():

@@ -68,7 +68,7 @@ def _observed_phase(children: Mapping[str, Mapping[str, Any]], job_name: str | N
         return None
     job = children[job_name] if job_name in children else children[max(jobs)]
     pvcs = [o for n, o in children.items() if n.startswith("pvc-")]
-    return phase(remote_status(job), remote_status(pvcs[0]) if pvcs else {})
+    return phase(remote_status(job), remote_status(pvcs[0]) if pvcs else {}, hydrate.hydration(job))
 
 
 def unlisted(targets: list[Target], observed: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -124,8 +124,8 @@ def compose_cache(cache: str, namespace: str, source: Source, targets: list[Targ
                                                         source.token_secret, source.token_key)
         usages = provider_config_usages(want)
         want.update(usages)
-        job_status = remote_status(mine.get(names["job"]))
-        ph, msg = phase(job_status, remote_status(mine.get(names["pvc"])))
+        job = mine.get(names["job"])
+        ph, msg = phase(remote_status(job), remote_status(mine.get(names["pvc"])), hydrate.hydration(job))
         for name, obj in sorted(want.items()):
             # A Usage only guards deletion: nothing to become ready.
             ready = True if name in usages else ph == READY if name == names["job"] else None

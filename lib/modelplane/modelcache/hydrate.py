@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from modelplane import labels as L
 from modelplane.naming import cache_pvc_name, dns_label
-from modelplane.objects import remote_namespace, remote_object
+from modelplane.objects import manifest_of, remote_namespace, remote_object
 from modelplane.workloads.pods import GPU_TOLERATION
 
 FUNCTION = "compose-model-cache"
@@ -174,3 +177,30 @@ def job_object(cache: str, namespace: str, cluster: str, provider_config: str,
                         namespace=namespace, labels=labels, readiness="DeriveFromCelQuery")
     obj["spec"]["readiness"]["celQuery"] = JOB_COMPLETE
     return obj
+
+
+@dataclass(frozen=True)
+class Hydration:
+    """A composed hydration Job as its Object describes it: which Job, downloading what."""
+
+    job: str      # namespace/name on the workload cluster
+    source: str   # repo@revision
+    token: bool   # whether it reads the token Secret
+
+
+def hydration(obj: Mapping[str, Any] | None) -> Hydration | None:
+    """What an observed Job Object runs (None when there is none).
+
+    Read from the Object, not the current spec: a failure is reported for
+    the Job that ran, which names only repo@revision (its hash is in the
+    name) and whether a token was mounted.
+    """
+    manifest = manifest_of(obj or {})
+    if not manifest:
+        return None
+    meta = manifest.get("metadata") or {}
+    pod = ((manifest.get("spec") or {}).get("template") or {}).get("spec") or {}
+    env = {e.get("name"): e.get("value") for c in pod.get("containers") or [] for e in c.get("env") or []}
+    return Hydration(job=f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+                     source=f"{env.get('MODELPLANE_REPO', '')}@{env.get('MODELPLANE_REVISION', '')}",
+                     token="HF_TOKEN" in env)
