@@ -6,8 +6,13 @@ on one line::
 
     [✓] modelplane.ai/v1alpha1, Kind=ModelDeployment, ml-team/qwen-demo validated successfully
     [x] schema validation error modelplane.ai/v1alpha1, Kind=ModelDeployment, ml-team/qwen-demo : spec.replicas: ... (in FILE)
+    [x] compose-model-deployment refuses modelplane.ai/v1alpha1, Kind=ModelDeployment, ml-team/chat : spec...cel: ... (in FILE)
     [!] could not find CRD/XRD for: example.org/v1, Kind=Thing (in FILE)
     Total 3 resources: 1 missing schemas, 1 success cases, 1 failure cases
+
+An admitted XR is then read as the function composing it reads it: what
+the function would refuse (a ModelDeployment's selector calling ``matches()``)
+fails here too, with the function's own message (``validate.refusals``).
 
 A ``[!] warning`` line (before the resource's verdict, exit code unchanged)
 marks what the API server accepts but ``crossplane beta validate`` rejects: a
@@ -157,7 +162,8 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
         elif findings:
             for f in findings:
                 where = f"{f.path}: " if f.path else ""
-                print(f"[x] schema validation error {_gvk(body)}, {_name(body)} : {where}{f.message} "
+                verdict = f"{f.refused_by} refuses" if f.refused_by else "schema validation error"
+                print(f"[x] {verdict} {_gvk(body)}, {_name(body)} : {where}{f.message} "
                       f"(in {_shown(d.source)})", file=out)
             failures += 1
         else:

@@ -3,6 +3,7 @@
     from modelplane.validate import Validator, Finding
     v = Validator.from_paths([modelplane.paths.APIS])   # XRDs (definition.yaml) and CRDs
     v.validate_document(doc, source="file.yaml") -> list[Finding]   # [] means valid
+                                        # (admitted, and no composition function refuses it)
     v.warnings(doc, source="file.yaml") -> list[Finding]   # accepted, but beta validate rejects
     v.apply_defaults(doc) -> dict                        # a defaulted deep copy
 
@@ -13,7 +14,9 @@ A document whose apiVersion/kind has no schema gets one Finding with
 Modules: ``xrd`` (XRD -> CRD), ``openapi`` (schema walk, defaults),
 ``rules`` (CEL rules, ``check_xrd``), ``structural``, ``objectmeta``,
 ``kinds`` (schema sources), ``engine`` (one object, one schema),
-``upstream`` (composed resources), ``manifests`` (multi-document YAML from
+``upstream`` (composed resources), ``refusals`` (what a composition
+function refuses that admission lets through, by the function's own
+check), ``manifests`` (multi-document YAML from
 files and folders), ``finding`` (what is reported), ``admission`` (which
 manifests are Modelplane XRs, and the XRD defaults the API server applies:
 ``simulate`` and ``lab`` load folders through it). The command line is
@@ -26,7 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from . import engine, manifests
+from . import engine, manifests, refusals
 from .finding import Finding, Problem
 from .kinds import KindSchema, SchemaSet
 from .rules import check_xrd
@@ -94,7 +97,15 @@ class Validator:
         if ks is None:
             return [Finding(source, name, "", f"could not find CRD/XRD for: {api_version}, Kind={kind}",
                             missing_schema=True)]
-        return [Finding(source, name, p.path, p.message, reason=p.reason) for p in engine.check(doc, ks, self.lookup)]
+        findings = [Finding(source, name, p.path, p.message, reason=p.reason)
+                    for p in engine.check(doc, ks, self.lookup)]
+        if findings:
+            return findings  # the function only ever sees an admitted object
+        refusal = refusals.refused(engine.defaulted(doc, ks))
+        if refusal is None:
+            return []
+        p = refusal.problem
+        return [Finding(source, name, p.path, p.message, reason=p.reason, refused_by=refusal.function)]
 
     def warnings(self, doc: Any, source: str = "") -> list[Finding]:
         """What the API server accepts but ``crossplane beta validate`` rejects: nulls the

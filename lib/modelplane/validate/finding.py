@@ -81,6 +81,7 @@ class Finding:
     message: str
     missing_schema: bool = False
     reason: str = field(default="", compare=False)  # as Problem.reason
+    refused_by: str = ""  # admitted, but this composition function refuses it (``refusals``)
 
     @property
     def error_type(self) -> str:
