@@ -30,7 +30,7 @@ def test_every_spec_field_enum_default_and_rule_message_is_on_the_page():
     xrd = _xrd()
     text = apidocs.page(xrd)
     for row in apidocs.fields(_spec(xrd), "spec"):
-        assert f"| `{row.path}` |" in text
+        assert f"| {apidocs.path_cell(row.path)} |" in text
     assert "`RollingUpdate`" in text and "`Recreate`" in text
     assert "maxSurge and maxUnavailable cannot both be 0" in text
     for column in xrd["spec"]["versions"][0]["additionalPrinterColumns"]:
@@ -44,6 +44,11 @@ def test_a_changed_description_changes_the_page():
     before, after = apidocs.page(xrd), apidocs.page(changed)
     assert before != after
     assert "A new sentence \\| with a pipe." in after
+
+
+def test_a_field_path_breaks_only_after_a_dot():
+    assert apidocs.path_cell("spec.engines[].members[].<key>") == (
+        '<code class="field-path">spec.<wbr>engines[].<wbr>members[].<wbr>&lt;key&gt;</code>')
 
 
 def test_cel_in_a_table_cell_keeps_its_pipes_as_entities():

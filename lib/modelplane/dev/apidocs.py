@@ -23,6 +23,7 @@ import yaml
 from modelplane import paths
 
 OUT = paths.ROOT / "docs" / "reference" / "api"
+LONG_WORD = 30  # characters; a description word longer than this may break after its dots
 
 # Constraint keywords worth a reader's eye, in the order they are printed.
 _BOUNDS = (
@@ -109,15 +110,35 @@ def fields(schema: dict, path: str, required: bool = False) -> list[Field]:
 
 
 def _cell(text: str) -> str:
-    """Markdown table cell: one line, pipes and angle brackets escaped."""
+    """Markdown table cell: one line, pipes and angle brackets escaped, long words breakable."""
     text = " ".join(str(text).split())
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    # Only prose: a Markdown code span (odd pieces between backticks) would print the tag.
+    pieces = text.split("`")
+    pieces[::2] = [" ".join(_breakable(word) for word in piece.split(" ")) for piece in pieces[::2]]
+    return "`".join(pieces)
+
+
+def _breakable(word: str) -> str:
+    """A word longer than a narrow column (a CEL example in a description) with ``<wbr>`` after
+    each dot: unbroken, it would set the column's least width and push the table off the page."""
+    return word.replace(".", ".<wbr>") if len(word) > LONG_WORD else word
 
 
 def _code_cell(text: str) -> str:
     """Code in a table cell: HTML, because a Markdown code span would print an escaped pipe as ``\\|``."""
     text = html.escape(" ".join(str(text).split()), quote=False)
     return "<code>" + text.replace("|", "&#124;") + "</code>"
+
+
+def path_cell(path: str) -> str:
+    """A field path in a table cell: code that may break after a dot, never inside a name.
+
+    A browser breaks a long code span anywhere (``spec.engines[].mem`` / ``bers``); ``<wbr>``
+    after each dot gives it better places, and the site's stylesheet forbids the others
+    (``code.field-path``)."""
+    escaped = html.escape(path, quote=False).replace("|", "&#124;")
+    return '<code class="field-path">' + escaped.replace(".", ".<wbr>") + "</code>"
 
 
 def _fmt_default(value: object) -> str:
@@ -133,7 +154,7 @@ def _table(rows: list[Field]) -> list[str]:
         notes += [_cell(c) for c in row.constraints]
         notes += ["rule: " + _rule_cell(r) for r in row.rules]
         out.append(" | ".join([
-            f"| `{row.path}`", _cell(row.type), "yes" if row.required else "", _fmt_default(row.default),
+            f"| {path_cell(row.path)}", _cell(row.type), "yes" if row.required else "", _fmt_default(row.default),
             "<br>".join(notes) + " |",
         ]))
     return out
@@ -162,7 +183,7 @@ def page(xrd: dict) -> str:
         "",
         _cell((props.get("spec") or {}).get("description") or ""),
         "",
-        "| | |",
+        "| property | value |",
         "|---|---|",
         f"| API version | `{spec['group']}/{version['name']}` |",
         f"| scope | {spec.get('scope', 'Namespaced')} |",

@@ -1,5 +1,8 @@
 """MkDocs hooks of the documentation site (``mkdocs.yml`` names this file).
 
+Code blocks are rewritten after rendering so output reads unlike commands and long lines wrap
+under their own indentation (``codeblocks``; the look is ``docs/stylesheets/site.css``).
+
 Diagrams are text kept in the repository (``docs/diagrams/NAME.dot``, Graphviz) and become
 ``diagrams/NAME.svg`` at build time, so a page links an image like any other and the built
 site needs no script from a CDN to draw them. ``dot`` comes from Debian's graphviz package
@@ -10,6 +13,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+
+from modelplane.dev import codeblocks
 
 DIAGRAMS = "diagrams"
 
@@ -38,3 +43,8 @@ def on_files(files, config):
     for source in sorted(folder.glob("*.dot")):
         files.append(File.generated(config, f"{DIAGRAMS}/{source.stem}.svg", content=render_svg(source)))
     return files
+
+
+def on_page_content(html, page, config, files):
+    """Class each command's output block and give every code line its indentation."""
+    return codeblocks.indent_lines(codeblocks.mark_output(html))

@@ -1,0 +1,1 @@
+"""Tests of the tools for developing Modelplane itself (``modelplane.dev``)."""
