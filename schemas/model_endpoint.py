@@ -35,6 +35,10 @@ class ModelEndpointSpecTlsCaCertificateRef(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
+    kind: Literal['ConfigMap', 'Secret'] | None = 'ConfigMap'
+    """
+    Kind of the object. Envoy Gateway's Backend, which carries TLS to the upstream, reads either.
+    """
     name: Annotated[str, Field(max_length=253, min_length=1)]
     """
     Name of the object.
@@ -47,7 +51,7 @@ class ModelEndpointSpecTls(BaseModel):
     )
     caCertificateRef: ModelEndpointSpecTlsCaCertificateRef | None = None
     """
-    ConfigMap or Secret holding ca.crt.
+    A ConfigMap or Secret in this namespace holding the CA bundle (PEM) under the key ca.crt; omitted = system CAs.
     """
     sni: Annotated[str | None, Field(max_length=253)] = None
     """

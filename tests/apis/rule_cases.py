@@ -236,6 +236,9 @@ CASES = [
     # ModelEndpoint.
     Case("https with tls", me(tls={"sni": "api.together.xyz"})),
     Case("http with tls", me("http://203.0.113.10", tls={"sni": "x"}), "spec", MSG_TLS),
+    Case("CA bundle in a Secret", me(tls={"caCertificateRef": {"kind": "Secret", "name": "corp-ca"}})),
+    Case("CA bundle in another kind", me(tls={"caCertificateRef": {"kind": "ClusterTrustBundle", "name": "ca"}}),
+         "spec.tls.caCertificateRef.kind", "ConfigMap"),
     # ModelCache.
     Case("hugging face source", mc()),
     Case("hugging face without block", mc(huggingFace=None), "spec.source", MSG_HF),

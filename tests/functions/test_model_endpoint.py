@@ -46,6 +46,10 @@ CASES = [
          {"fqdn": {"hostname": "models.internal", "port": 8443}},
          {"sni": "gw.internal", "caCertificateRefs": [{"group": "", "kind": "ConfigMap", "name": "corp-ca"}]},
          tls={"sni": "gw.internal", "caCertificateRef": {"name": "corp-ca"}}),
+    Case("https with a CA in a Secret: the Backend names the Secret", "https://models.internal",
+         {"fqdn": {"hostname": "models.internal", "port": 443}},
+         {"sni": "models.internal", "caCertificateRefs": [{"group": "", "kind": "Secret", "name": "corp-ca"}]},
+         tls={"caCertificateRef": {"kind": "Secret", "name": "corp-ca"}}),
 ]
 
 

@@ -13,7 +13,11 @@ URL rules (a bad URL is an InputError on ``spec.url`` with the fix):
 base path; no userinfo, query or fragment. An IP host becomes an ``ip``
 endpoint, a hostname an ``fqdn`` endpoint; default ports are 80/443. https
 adds Backend TLS: SNI = the hostname (or ``spec.tls.sni``), the system CA
-bundle unless ``spec.tls.caCertificateRef`` names a ConfigMap.
+bundle unless ``spec.tls.caCertificateRef`` names a ConfigMap (the default
+kind) or a Secret holding ``ca.crt``. The kind is passed through as written:
+Envoy Gateway's Backend reads either (its CRD, ``tls.caCertificateRefs``),
+whereas Gateway API's BackendTLSPolicy makes only a ConfigMap Core and a
+Secret implementation-specific; the Backend is what carries TLS here.
 
 API keys: Envoy Gateway's HTTPRouteFilter ``credentialInjection`` makes the
 proxy read a Secret and set a header on the upstream request, so the key is
@@ -38,6 +42,7 @@ SLICE_API = "discovery.k8s.io/v1"
 SLICE_MANAGER = "modelplane.ai"   # the EndpointSlice controllers leave slices another manager owns
 PORT_NAME = "http"
 CREDENTIAL_KEY = "credential"
+CA_KINDS = ("ConfigMap", "Secret")   # spec.tls.caCertificateRef.kind: the XRD's enum, default first
 DEFAULT_PORTS = {"http": 80, "https": 443}
 URL_FIELD = "spec.url"
 URL_FIX = "use scheme://host[:port][/base] with scheme http or https, e.g. https://api.together.xyz"
@@ -114,9 +119,9 @@ def backend(name: str, namespace: str, target: Target, tls: Mapping[str, Any] | 
         sni = tls.get("sni") or (None if target.is_ip else target.host)
         if sni:
             out["sni"] = sni
-        ca = (tls.get("caCertificateRef") or {}).get("name")
-        if ca:
-            out["caCertificateRefs"] = [{"group": "", "kind": "ConfigMap", "name": ca}]
+        ca = tls.get("caCertificateRef") or {}
+        if ca.get("name"):
+            out["caCertificateRefs"] = [{"group": "", "kind": ca.get("kind") or CA_KINDS[0], "name": ca["name"]}]
         else:
             out["wellKnownCACertificates"] = "System"
         spec["tls"] = out
