@@ -8,7 +8,8 @@ upward import, an import between two packages of one layer, or a cycle):
 layer               packages (what question each answers)
 ==================  =================================================================
 vocabulary          ``errors`` ``conditions`` ``labels`` ``naming`` ``objects``
-                    ``quantity`` ``semver`` ``paths``: words every other layer uses
+                    ``quantity`` ``semver`` ``paths`` ``clock``: words every other
+                    layer uses (``clock``: the one place the wall clock is read)
 api, seam, CEL      ``schemas`` (the XRs as Pydantic models, generated), ``pipeline``
                     (one pipeline step as a function sees it: request, Composition,
                     gRPC server), ``cel`` (the DRA CEL engine)
@@ -38,7 +39,7 @@ that speak to functions (``render``, ``simulate``).
 # Bottom first. A package may import a package of a lower layer only; packages that share a layer
 # never import each other. Written once: the architecture test and the docs read it from here.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "conditions", "labels", "naming", "objects", "quantity", "semver", "paths"),
+    ("errors", "conditions", "labels", "naming", "objects", "quantity", "semver", "paths", "clock"),
     ("schemas", "pipeline", "cel"),
     ("scheduler",),
     ("workloads", "routing", "platform"),

@@ -8,11 +8,14 @@ Crossplane would, with whatever status a test needs.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane import paths
+from modelplane.cel import guards
+from modelplane.pipeline.composition import NOW_CONTEXT_KEY
 from modelplane.validate import Validator
 
 from tests.functions.deployments import (
@@ -37,7 +40,7 @@ from tests.functions.deployments import (
     pools_of,
     replicas,
 )
-from tests.support import conditions, desired, fatal, request, status
+from tests.support import conditions, desired, fatal, request, run, status
 
 
 @pytest.fixture(scope="module")
@@ -388,11 +391,22 @@ def test_bad_cel_selector_is_fatal_with_its_path(cel, why):
     assert msg is not None and "spec.engines[0].members[0].nodeSelector.devices[0].selectors[1].cel" in msg, why
 
 
-def test_output_is_deterministic():
+def test_output_is_deterministic(monkeypatch):
+    # The same input in another order gives the same bytes. Two things outside the input could
+    # make the two calls differ, and neither is under test here: the time (each call is given the
+    # same one, so a TTL or a drain note cannot straddle a second) and CEL's CPU deadline, which
+    # a busy or descheduled machine can hit on the first call only (its "transient" rejection is
+    # not remembered, the second call's match is): it gets a budget no evaluation reaches.
+    monkeypatch.setitem(guards.LIMITS, "dra", dataclasses.replace(guards.LIMITS["dra"], cpu_ms=60_000.0))
     xr = deployment(PD, replicas=2)
-    a = call(xr, inputs(*FLEET)).SerializeToString(deterministic=True)
-    b = call(xr, inputs(*reversed(FLEET))).SerializeToString(deterministic=True)
+    a = run(FN, at_noon(request(xr, required=inputs(*FLEET)))).SerializeToString(deterministic=True)
+    b = run(FN, at_noon(request(xr, required=inputs(*reversed(FLEET))))).SerializeToString(deterministic=True)
     assert a == b
+
+
+def at_noon(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionRequest:
+    req.context.update({NOW_CONTEXT_KEY: "2026-01-01T12:00:00Z"})
+    return req
 
 
 # --- over real gRPC ------------------------------------------------------------------

@@ -27,6 +27,7 @@ from modelplane.deployment.strategy import (
 from modelplane.errors import InputError
 from modelplane.pipeline.server import compose_call
 
+from tests.clock import skewed
 from tests.functions.deployments import (
     A100,
     L4,
@@ -463,10 +464,15 @@ def test_a_bad_clock_in_the_context_is_fatal_and_names_the_key():
 
 
 def test_without_a_clock_in_the_context_the_wall_clock_is_used():
+    # The wall clock is read through modelplane.clock: stopped here, the answer is what that time
+    # decides, and no other time (a skewed MODELPLANE_TEST_CLOCK included) can change it.
     xr, observed = _placed_on_c1()
-    # Down since 2000: long past on the wall clock, so failover happens.
-    rsp = call(xr, inputs(down("c1", "2000-01-01T00:00:00Z"), THREE[1]), observed)
-    assert "replica-1-c2" in desired(rsp)
+    failing = inputs(down("c1", at(0)), THREE[1])
+    with skewed.using(skewed.at(at(4.5))):
+        held = call(xr, failing, observed)
+    assert sorted(desired(held)) == sorted(observed) and held.meta.ttl.seconds == 30
+    with skewed.using(skewed.at(at(6))):
+        assert "replica-1-c2" in desired(call(xr, failing, observed))
 
 
 def test_names_stay_dns_labels_and_stable_through_a_rollout():

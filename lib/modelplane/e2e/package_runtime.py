@@ -53,6 +53,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from modelplane import clock
 from modelplane.e2e import image_runtime, upstream
 from modelplane.e2e.packages import BUILT_PROVIDERS, STANDIN_ANNOTATION
 from modelplane.kube import pki
@@ -91,7 +92,7 @@ class Runner:
     pid: int
     port: int
     log: str
-    started: float = 0.0   # time.time() at start
+    started: float = 0.0   # clock.now().timestamp() at start
     image: str = ""        # functions="image": the package image the container runs
     container: str = ""    # ... and its container id
 
@@ -133,7 +134,7 @@ def package_path(revision: Mapping[str, Any]) -> str:
 
 def condition(status: str, reason: str, message: str) -> dict:
     return {"type": RUNTIME_HEALTHY, "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "lastTransitionTime": clock.stamp()}
 
 
 def with_condition(conditions: list[dict], new: dict) -> list[dict]:
@@ -231,9 +232,9 @@ class ExternalRuntime:
                port: int) -> Runner:
         log = self.state / "logs" / f"{package}.log"
         if log.exists():   # an earlier run's log is kept beside it: health reads this run's only
-            log.rename(log.with_name(f"{package}.{time.strftime('%H%M%S')}-{time.monotonic_ns()}.log"))
+            log.rename(log.with_name(f"{package}.{clock.now().strftime('%H%M%S')}-{time.monotonic_ns()}.log"))
         proc = Process(package, argv, log, env=env)
-        runner = Runner(revision, kind, package, proc.pid, port, str(log), time.time())
+        runner = Runner(revision, kind, package, proc.pid, port, str(log), clock.now().timestamp())
         self.runners[package] = runner
         self._save()
         return runner
@@ -252,10 +253,10 @@ class ExternalRuntime:
         """The revision's package image as a container (``image_runtime``), published on ``port``."""
         log = self.state / "logs" / f"{package}.log"
         if log.exists():
-            log.rename(log.with_name(f"{package}.{time.strftime('%H%M%S')}-{time.monotonic_ns()}.log"))
+            log.rename(log.with_name(f"{package}.{clock.now().strftime('%H%M%S')}-{time.monotonic_ns()}.log"))
         ref = image_runtime.image_ref(rev)
         pid, cid = image_runtime.start(f"mp-{package}", ref, port, tls_dir, self.state / "volumes" / package, log)
-        runner = Runner(rev["metadata"]["name"], "Function", package, pid, port, str(log), time.time(), ref, cid)
+        runner = Runner(rev["metadata"]["name"], "Function", package, pid, port, str(log), clock.now().timestamp(), ref, cid)
         self.runners[package] = runner
         self._save()
         return runner
@@ -299,7 +300,7 @@ class ExternalRuntime:
         set_up = self._set_up(runner)
         if set_up == "failed":
             return f"its log reports a failed controller set-up ({SETUP_FAILED!r})"
-        if set_up != "yes" and runner.started and time.time() - runner.started > SET_UP_GRACE:
+        if set_up != "yes" and runner.started and clock.now().timestamp() - runner.started > SET_UP_GRACE:
             return f"no {OBJECT_CONTROLLER} controller {SET_UP_GRACE:.0f} s after start"
         return ""
 

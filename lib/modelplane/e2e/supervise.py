@@ -18,7 +18,7 @@ import time
 import traceback
 from pathlib import Path
 
-from modelplane import lab
+from modelplane import clock, lab
 from modelplane.e2e import controlplane, package_runtime
 
 INTERVAL = 2.0
@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
             lab.sweep(client, CONTROL_PLANE_INDEX)
             line = " ".join(f"{k}={v}" for k, v in sorted(states.items()))
             if line != last:
-                print(time.strftime("%H:%M:%S"), line, flush=True)
+                print(clock.now().strftime("%H:%M:%S"), line, flush=True)
                 last = line
         except Exception:  # noqa: BLE001 - a busy or restarting API server: try again next pass
             traceback.print_exc()

@@ -88,6 +88,7 @@ class CA:
         x509, hashes, serialization, ec, _, NameOID = _crypto()
         self._key = ec.generate_private_key(ec.SECP256R1())
         self._name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+        # The OS clock, not modelplane.clock: OpenSSL checks validity against the OS clock.
         now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
         cert = (
             x509.CertificateBuilder()
@@ -128,6 +129,7 @@ class CA:
         key = ec.generate_private_key(ec.SECP256R1())
         subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
         subject.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
+        # The OS clock, not modelplane.clock: OpenSSL checks validity against the OS clock.
         now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
         usages = ([EKU.SERVER_AUTH] if server else []) + ([EKU.CLIENT_AUTH] if client else [])
         builder = (

@@ -31,7 +31,6 @@ the real one: its pod is Ready while its mock engine runs.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import json
 import re
 import signal
@@ -42,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modelplane import clock
 from modelplane.kube import ApiError, Client
 from modelplane.kube.net import opener
 from modelplane.kube.process import Process
@@ -123,7 +123,7 @@ class Engine:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return clock.stamp()
 
 
 def healthy(ip: str, port: int, timeout: float = 0.5) -> bool:

@@ -32,6 +32,7 @@ import signal
 import time
 from pathlib import Path
 
+from modelplane import clock
 from modelplane.kube import ApiError, tools
 from modelplane.kube.net import http_ok
 from modelplane.kube.process import Process, port_taken
@@ -112,7 +113,7 @@ def cluster_down(name: str, root: Path | None = None, *, timeout: float = TIMEOU
     argv = {c.label: (_traefik_argv(state, name) if c.name == "traefik" else cmdline(c.pid)) for c in comps}
     # Recorded before anything stops: the supervisor reads it and stops the engines, and a
     # `lab status` meanwhile shows a cluster going down, not a broken lab.
-    state.outages[name] = Outage(since=time.time(), argv=argv)
+    state.outages[name] = Outage(since=clock.now().timestamp(), argv=argv)
     state.save()
     stopped = [comp.label for comp in comps if _kill(comp)]
     if state.network is not None and state.find("engines") is not None:

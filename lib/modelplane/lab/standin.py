@@ -23,13 +23,13 @@ every cluster of the state file once a second. The status builders are pure.
 """
 from __future__ import annotations
 
-import datetime
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from modelplane import clock
 from modelplane.kube import ApiError, Client
 from modelplane.lab.state import LabState
 
@@ -40,7 +40,7 @@ INTERVAL = 1.0
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return clock.stamp()
 
 
 def _cond(kind: str, reason: str, generation: int, now: str) -> dict:

@@ -129,7 +129,7 @@ class Network:
 class Outage:
     """A cluster taken down on purpose (``lab.outage``): when, and how to start again what was stopped."""
 
-    since: float                                     # wall-clock seconds (time.time()) when it went down
+    since: float                                     # wall-clock seconds (clock.now()) when it went down
     argv: dict[str, list[str]] = field(default_factory=dict)   # component label -> its command line
 
 

@@ -22,11 +22,12 @@ cut at ``max_tokens`` (then ``finish_reason`` is ``length``).
 """
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from modelplane import clock
 
 
 class RequestError(ValueError):
@@ -134,7 +135,7 @@ class Response:
         self.tokens, self.finish_reason = tokens, finish_reason
         prefix = "chatcmpl-" if request.kind == "chat" else "cmpl-"
         self.id = prefix + uuid.uuid4().hex
-        self.created = int(time.time())
+        self.created = int(clock.now().timestamp())
 
     def _head(self, obj: str) -> dict:
         return {"id": self.id, "object": obj, "created": self.created, "model": self.request.model}

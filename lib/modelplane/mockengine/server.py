@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from modelplane import clock
 from modelplane.mockengine import openai
 from modelplane.mockengine.config import EngineConfig, Identity
 from modelplane.mockengine.metrics import Metrics
@@ -71,7 +72,7 @@ class Engine:
         self.config, self.identity, self.options = config, identity, options
         self.metrics = Metrics(config.engine, config.served_names[0], capacity=options.max_running or 256)
         self.header = identity.header()
-        self.created = int(time.time())
+        self.created = int(clock.now().timestamp())
         self._ready_at = time.monotonic() + max(0.0, options.ready_after)
         self._ready_flag = True
         self._running = 0

@@ -26,7 +26,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
-from modelplane import conditions
+from modelplane import clock, conditions
 from modelplane.errors import InputError
 from modelplane.pipeline import structs
 from modelplane.pipeline.received import Received
@@ -37,7 +37,8 @@ from modelplane.pipeline.structwire import parsed_bytes
 _KEPT_METADATA = ("name", "generateName", "namespace", "labels", "annotations")
 
 # Pipeline context key holding "now" (RFC 3339) for time-based decisions: a
-# simulator sets it to its own clock; without it, functions read the wall clock.
+# simulator sets it to its own clock; without it, functions read the wall clock
+# (``modelplane.clock``, the one seam a test replaces).
 NOW_CONTEXT_KEY = "modelplane.ai/now"
 
 
@@ -277,8 +278,12 @@ class Composition:
     # ----- time -------------------------------------------------------------
     def now(self) -> datetime.datetime:
         """The pipeline context's ``modelplane.ai/now`` when set (a simulated
-        clock), else the wall clock (UTC). A context value that is not an
-        RFC 3339 timestamp is an error naming the key."""
+        clock), else the wall clock (UTC, ``modelplane.clock``). A context value
+        that is not an RFC 3339 timestamp is an error naming the key.
+
+        Read it once per call and pass the value on: two readings of the wall
+        clock in one call can straddle a second, and two decisions made from
+        them would disagree."""
         if NOW_CONTEXT_KEY in self.req.context.fields:
             value = self.req.context.fields[NOW_CONTEXT_KEY]
             got = parse_time(value.string_value) if value.HasField("string_value") else None
@@ -286,7 +291,7 @@ class Composition:
                 raise InputError(f"context[{NOW_CONTEXT_KEY}]",
                                  "must be an RFC 3339 timestamp such as 2026-01-01T00:05:00Z")
             return got
-        return datetime.datetime.now(datetime.UTC)
+        return clock.now()
 
     def cacheable(self) -> None:
         """Say that this call's answer does not depend on the clock: the same request, whenever it
