@@ -25,7 +25,7 @@ def running(*args: str) -> Iterator[tuple[subprocess.Popen, int]]:
     proc = subprocess.Popen([*COMMAND, "--listen", f"127.0.0.1:{port}", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60   # a start on a busy machine; not the verdict
         while True:
             try:
                 if call(connect(port, timeout=1), "GET", "/health").status == 200:
@@ -40,6 +40,11 @@ def running(*args: str) -> Iterator[tuple[subprocess.Popen, int]]:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# A stop the server held up would wait out the engine's 10 s read timeout (an open keep-alive
+# connection); a prompt one takes well under a second, and a busy machine gets the rest.
+PROMPT_STOP_S = 8
 
 
 def _stop(proc: subprocess.Popen) -> tuple[int, float, str, str]:
@@ -59,7 +64,7 @@ def test_serves_from_argv_and_stops_on_sigterm():
         # an open keep-alive connection must not hold the process up
         code, took, out, err = _stop(proc)
     assert (code, err) == (0, "")
-    assert took < 3
+    assert took < PROMPT_STOP_S
     assert out.startswith(f"mock-engine: vllm serving x on 127.0.0.1:{port} as cluster=prod-a")
 
 
@@ -117,4 +122,4 @@ def test_a_headless_worker_idles_until_stopped():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert (code, err) == (0, "") and took < 3
+    assert (code, err) == (0, "") and took < PROMPT_STOP_S
