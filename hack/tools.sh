@@ -5,7 +5,11 @@
 #   ${MODELPLANE_TOOLS_DIR:-$HOME/.cache/modelplane/tools}/<name>-<version>/<name>
 #   ${MODELPLANE_TOOLS_DIR:-$HOME/.cache/modelplane/tools}/tools.json   {"<name>": "<absolute path>", ...}
 #
-# Usage: hack/tools.sh [NAME...]     (no NAME: every tool; NAME as listed below)
+# Usage: hack/tools.sh [--check] [NAME|GROUP...]   (none: every tool; NAME and GROUP as listed below)
+#   GROUP: judges (what every Go suite needs), lab (the lab's clusters and data plane),
+#          control-plane (Crossplane core and the providers). make tools-GROUP builds one group,
+#          so .ci/run can start the suites a group serves before the next group is built.
+#   --check: build nothing; exit 0 if every wanted tool is cached (fingerprint included), 3 if not.
 # Environment: MODELPLANE_TOOLS_DIR (cache), MODELPLANE_TOOLS_JOBS (parallel builds, default 1:
 # with 2 cores one go build already keeps both busy).
 set -euo pipefail
@@ -43,6 +47,14 @@ traefik|traefik|github.com/traefik/traefik/v3|github.com/traefik/traefik/v3/cmd/
 # build time into the cache, never into the repository) so it builds from what the proxy serves;
 # see hack/tools/README.md, "Traefik".
 
+# group | its tools, in build order. Every tool is in exactly one group (tests/upstream/test_tools.py
+# checks): a suite needs the groups of the programs it runs (.ci/run says which).
+groups="
+judges|crossplane etcd kube-apiserver kubectl
+lab|kube-controller-manager kube-scheduler kwok lws traefik
+control-plane|crossplane-core provider-kubernetes provider-helm
+"
+
 die() { echo "hack/tools.sh: $*" >&2; exit 1; }
 
 # The version a module pins for `mod` (from its go.mod: no go command, no network).
@@ -64,12 +76,28 @@ while IFS='|' read -r n d m p x; do
 	names+=("$n"); row[$n]="$d|$m|$p|$x"
 done <<<"$table"
 
-want=("$@")
-[ ${#want[@]} -gt 0 ] || want=("${names[@]}")
-for n in "${want[@]}"; do
-	case "$n" in -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; echo "Tools: ${names[*]}"; exit 0;; esac
-	[ -n "${row[$n]:-}" ] || die "unknown tool '$n' (known: ${names[*]})."
+gnames=() ; declare -A group=()
+while IFS='|' read -r g members; do
+	[ -n "$g" ] || continue
+	gnames+=("$g"); group[$g]=$members
+done <<<"$groups"
+
+check=0 want=()
+for n in "$@"; do
+	case "$n" in
+	-h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; echo "Tools: ${names[*]}"; echo "Groups: ${gnames[*]}"; exit 0;;
+	--check) check=1;;
+	*)
+		if [ -n "${group[$n]:-}" ]; then
+			read -r -a members <<<"${group[$n]}"; want+=("${members[@]}")
+		elif [ -n "${row[$n]:-}" ]; then
+			want+=("$n")
+		else
+			die "unknown tool or group '$n' (tools: ${names[*]}; groups: ${gnames[*]})."
+		fi;;
+	esac
 done
+[ ${#want[@]} -gt 0 ] || want=("${names[@]}")
 
 # Which of the wanted tools need a build?
 todo=()
@@ -84,6 +112,11 @@ for n in "${want[@]}"; do
 		todo+=("$n")
 	fi
 done
+
+if [ "$check" = 1 ]; then
+	[ ${#todo[@]} -eq 0 ] || { echo "not cached: ${todo[*]}"; exit 3; }
+	exit 0
+fi
 
 if [ ${#todo[@]} -gt 0 ]; then
 	command -v go >/dev/null 2>&1 || die "Go is not installed (these tools need the go command, 1.26 or newer, on PATH)."
@@ -113,13 +146,29 @@ if [ ${#todo[@]} -gt 0 ]; then
 	done
 fi
 
+# The CPU seconds (user + system) the shell's finished children have used so far, from bash's
+# `times`: a build's wall time depends on what else the machine runs, its CPU time much less, so
+# the line reports both (the figures in .ci/suite-times.tsv are judged against them).
+# Sets cpu_now; runs in the calling shell (a command substitution would be a new process, whose
+# children have used nothing yet).
+cpu_now=0
+child_cpu() {
+	local f
+	f=$(mktemp)
+	times >"$f"
+	cpu_now=$(awk 'function sec(t,  m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); return m * 60 + t }
+		NR == 2 { printf "%d", sec($1) + sec($2) }' "$f")
+	rm -f "$f"
+}
+
 # Build one tool; prints its one line. Runs in a subshell (possibly in the background).
 build() {
-	local n=$1 d m p x v out log tmp start
+	local n=$1 d m p x v out log tmp start cpu
 	IFS='|' read -r d m p x <<<"${row[$n]}"
 	v=$(pinned "$d" "$m"); v=${v#v}
 	out="$cache/$n-v$v"; log="$cache/.logs/$n-v$v.log"
 	start=$SECONDS
+	child_cpu; cpu=$cpu_now
 	# Expand $V/$MAJ/$MIN in the -X flags (v1.35.4 -> V=1.35.4 MAJ=1 MIN=35).
 	local V=$v MAJ=${v%%.*} MIN=${v#*.}; MIN=${MIN%%.*}
 	x=$(V=$V MAJ=$MAJ MIN=$MIN; eval "echo \"$x\"")
@@ -138,7 +187,8 @@ build() {
 	fingerprint "$d" "${row[$n]}" >"$tmp/.fingerprint"
 	chmod 755 "$tmp"
 	rm -rf "$out"; mv "$tmp" "$out"
-	echo "$n v$v: built in $((SECONDS - start)) s"
+	child_cpu
+	echo "$n v$v: built in $((SECONDS - start)) s (CPU $((cpu_now - cpu)) s)"
 }
 
 fail=0

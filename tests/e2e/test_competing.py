@@ -17,7 +17,9 @@ import pytest
 import yaml
 from modelplane.simulate import admission_orders as ao
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e_crossplane]
+# long: .ci/run's optional e2e-crossplane-images-long step, after every default suite (make e2e-crossplane
+# runs it with the rest).
+pytestmark = [pytest.mark.slow, pytest.mark.e2e_crossplane, pytest.mark.long]
 
 NAMESPACE = "compete"
 NAMES = ("compete-a", "compete-b", "compete-c")
