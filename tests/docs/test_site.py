@@ -3,6 +3,10 @@
 The front page, a guide and an API reference page are opened from a server on 127.0.0.1:
 no console error, every image drawn, every link on the page answering, no request leaving
 loopback (fonts, scripts and diagrams all come from the site), and search finds a page.
+
+Every page is then read at a desktop's and a laptop's width (``WIDTHS``): no code block or table
+wider than the column (a reader would have to scroll sideways to see a line's end), no table
+with an empty header row, no diagram whose smallest text is drawn under ``MIN_DIAGRAM_TEXT_PX``.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import subprocess
 import threading
 import urllib.error
 import urllib.request
+import xml.etree.ElementTree as ET
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urldefrag, urlparse
@@ -26,6 +31,30 @@ pytestmark = pytest.mark.xdist_group("docs-site")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 PAGES = ["", "ml/deploy/", "reference/api/modeldeployment/"]
+WIDTHS = (1400, 1280)  # px: a desktop browser window, a 13-inch laptop's
+MIN_DIAGRAM_TEXT_PX = 12
+
+# What does not fit on the page open in the browser, as short lines naming each offender. A code
+# block or table is too wide when its box scrolls (Material lets both scroll sideways); a diagram
+# reports its drawn width, the text size is worked out from its SVG (_diagram_text).
+_LAYOUT_PROBE = """
+const out = {code: [], tables: [], headless: [], diagrams: []};
+const first = t => t.trim().split('\\n')[0].slice(0, 70);
+for (const code of document.querySelectorAll('.md-content pre > code')) {
+  if (code.scrollWidth > code.clientWidth + 1) out.code.push(first(code.textContent));
+}
+for (const table of document.querySelectorAll('.md-content table')) {
+  const box = table.closest('.md-typeset__scrollwrap') || table;
+  if (box.scrollWidth > box.clientWidth + 1 || table.scrollWidth > table.clientWidth + 1)
+    out.tables.push(first(table.textContent));
+  const heads = Array.from(table.querySelectorAll('thead th'));
+  if (heads.length && heads.every(th => th.textContent.trim() === '')) out.headless.push(first(table.textContent));
+}
+for (const img of document.querySelectorAll('.md-content img[src$=".svg"]')) {
+  out.diagrams.push([new URL(img.src).pathname, img.getBoundingClientRect().width]);
+}
+return out;
+"""
 
 
 def build(target: Path) -> subprocess.CompletedProcess:
@@ -128,6 +157,68 @@ def test_page_opens_cleanly_in_a_real_browser(browser, served, path):
         if urlparse(url).netloc == origin.netloc and _answers(url) != 200:
             dead.append(link)
     assert dead == [], f"/{path} links to pages that do not answer"
+
+
+def _site_pages(site: Path) -> list[str]:
+    """Every page of the built site, as a path below its root."""
+    found = sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html"))
+    return ["" if p == "." else p + "/" for p in found if not p.startswith("search")]
+
+
+@functools.cache
+def _diagram_text(svg: Path) -> tuple[float, float]:
+    """(smallest font size of the drawing's text, width of its viewBox), in the SVG's own units."""
+    root = ET.parse(svg).getroot()
+    sizes = [float(t.get("font-size")) for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("font-size")]
+    return min(sizes), float(root.get("viewBox").split()[2])
+
+
+def _layout_problems(browser, site: Path, url: str, path: str) -> list[str]:
+    browser.get(url + path)
+    found = browser.execute_script(_LAYOUT_PROBE)
+    out = [f"/{path}: code block wider than the column: {c!r}" for c in found["code"]]
+    out += [f"/{path}: table wider than the column: {t!r}" for t in found["tables"]]
+    out += [f"/{path}: table with an empty header row: {t!r}" for t in found["headless"]]
+    for src, drawn in found["diagrams"]:
+        size, width = _diagram_text(site / src.lstrip("/"))
+        if size * drawn / width < MIN_DIAGRAM_TEXT_PX:
+            out.append(f"{src} on /{path}: text drawn at {size * drawn / width:.1f} px, under "
+                       f"{MIN_DIAGRAM_TEXT_PX}: a larger fontsize or a narrower layout in its .dot")
+    return out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_page_fits_its_column(browser, site, served, width):
+    browser.set_window_size(width, 900)
+    paths = _site_pages(site)
+    assert len(paths) > 50, "the walk over the built site found almost no pages"
+    problems = [p for path in paths for p in _layout_problems(browser, site, served, path)]
+    assert problems == [], f"at {width} px:\n" + "\n".join(problems)
+
+
+def test_the_layout_probe_sees_what_does_not_fit(browser, tmp_path):
+    # The same probe on a page built to fail every check: a test that finds nothing proves
+    # nothing unless it would find these.
+    page = tmp_path / "bad" / "index.html"
+    page.parent.mkdir()
+    page.write_text(
+        '<div class="md-content" style="width:300px">'
+        '<pre><code style="display:block;overflow:auto;white-space:pre">' + "x" * 200 + "</code></pre>"
+        '<table><thead><tr><th></th><th> </th></tr></thead><tbody><tr><td>a</td><td>b</td></tr></tbody></table>'
+        '<img src="/d.svg" style="width:150px"></div>', encoding="utf-8")
+    (tmp_path / "d.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="600pt" height="50pt" viewBox="0 0 600 50">'
+        '<text font-size="12.00">tiny</text></svg>', encoding="utf-8")
+    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        problems = _layout_problems(browser, tmp_path, f"http://127.0.0.1:{server.server_address[1]}/", "bad/")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [p.split(":")[1].strip() for p in problems] == [
+        "code block wider than the column", "table with an empty header row", "text drawn at 3.0 px, under 12"], problems
 
 
 def test_search_works_offline(browser, served):
