@@ -81,8 +81,11 @@ def serve_process(function: str, *extra: str, env: Mapping[str, str] | None = No
 
 @contextlib.contextmanager
 def serve_popen(function: str, *extra: str, env: Mapping[str, str] | None = None,
-                wait: float = 20.0) -> Iterator[tuple[subprocess.Popen, str]]:
-    """``serve_process`` that also yields the process (for its pid: the benchmarks read its memory)."""
+                wait: float = 60.0) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``serve_process`` that also yields the process (for its pid: the benchmarks read its memory).
+
+    ``wait`` bounds a start on a busy machine (it ends as soon as the port listens): generous,
+    because it is not what a test judges."""
     port = free_port()
     address = f"127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "modelplane.cli", "serve", *([function] if function else []), "--address", address, *extra]
@@ -111,8 +114,9 @@ def serve_popen(function: str, *extra: str, env: Mapping[str, str] | None = None
 
 
 def call(address: str, req: fnv1.RunFunctionRequest, credentials: grpc.ChannelCredentials | None = None,
-         timeout: float = 10.0, server_name: str | None = None) -> fnv1.RunFunctionResponse:
-    """One RunFunction over a real gRPC channel."""
+         timeout: float = 60.0, server_name: str | None = None) -> fnv1.RunFunctionResponse:
+    """One RunFunction over a real gRPC channel (``timeout``: a hang guard, generous so that a busy
+    machine never turns a slow answer into DEADLINE_EXCEEDED)."""
     options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
     channel = (
         grpc.secure_channel(address, credentials, options=options)
