@@ -162,7 +162,7 @@ def test_health_waits_for_ready_after_and_flips():
         conn = connect(e.port)
         first = call(conn, "GET", "/health")
         assert (first.status, first.answered_by) == (503, HEADER_VALUE)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30   # waits for the flip; generous for a busy machine
         while call(conn, "GET", "/health").status != 200 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert call(conn, "GET", "/health").status == 200
@@ -208,7 +208,9 @@ def test_sglang_metrics_use_sglang_names():
 
 
 def test_max_running_makes_the_rest_wait():
-    with start(VLLM, WHO, "127.0.0.1", 0, Options(service_time=0.6, max_running=1)) as e:
+    # Each request holds the one running slot for 1.5 s: long enough that all three have arrived
+    # (one running, two waiting) before the first ends, however busy the machine.
+    with start(VLLM, WHO, "127.0.0.1", 0, Options(service_time=1.5, max_running=1)) as e:
         results: list[int] = []
 
         def one():
@@ -229,7 +231,7 @@ def test_max_running_makes_the_rest_wait():
     assert (1, 2) in seen, f"one running, two waiting at some point; saw {sorted(seen)}"
     assert max(running for running, _ in seen) == 1
     assert results == [200, 200, 200]
-    assert elapsed >= 1.8, "three requests of 0.6 s, one at a time"
+    assert elapsed >= 4.4, "three requests of 1.5 s, one at a time (two at once would take 3 s)"
 
 
 def test_every_response_says_who_answered(engine):
