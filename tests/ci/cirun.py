@@ -39,6 +39,7 @@ def needs() -> dict[str, list[str]]:
 
 _MAKE = """#!/usr/bin/env bash
 echo "$1" >>"$CALLS"
+[ "$1" != test ] || echo "$MODELPLANE_TOOLS_DIR" >"$CALLS.test-tools-dir"
 for f in $SLOW; do
   # SLOW: the target is still running long after the test has its answer (.ci/run stops it).
   if [ "$f" = "$1" ]; then sleep 300; fi

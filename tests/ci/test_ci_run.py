@@ -101,6 +101,12 @@ def test_a_suite_that_fails_twice_fails_the_run_after_the_others(tmp_path):
     assert "FAILED: e2e" in run.last
 
 
+def test_make_test_sees_an_empty_tools_cache_so_what_it_runs_never_depends_on_the_build(tmp_path):
+    run_ci(tmp_path, background=True)
+    seen = (tmp_path / "calls.test-tools-dir").read_text().strip()
+    assert seen and seen != str(tmp_path / "tools")
+
+
 def test_make_test_failing_stops_the_run(tmp_path):
     run = run_ci(tmp_path, fail=("test",))
     assert run.code == 1
