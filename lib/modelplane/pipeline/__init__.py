@@ -13,6 +13,7 @@ Modelplane meets protobuf on the function side:
 - ``composition``: ``Composition``, the object every ``fn.py`` writes to (desired
   state seeded from observed, conditions, requirements, TTL)
 - ``memo``: values memoised by a digest of wire bytes (bounded, least recently used out)
+- ``plain``: a Struct's plain data converted once per its bytes, each caller given a fresh copy
 - ``server``: the gRPC server every function runs in (``modelplane serve``)
 - ``answers``: the last answer given each XR, given again for the same request when it holds whatever the time
 - ``heap``: after each call, what survived is frozen out of the garbage collector's full passes

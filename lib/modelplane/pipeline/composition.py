@@ -29,7 +29,8 @@ from google.protobuf import struct_pb2
 from modelplane import clock, conditions
 from modelplane.errors import InputError
 from modelplane.pipeline import structs
-from modelplane.pipeline.received import Received
+from modelplane.pipeline.plain import PLAIN
+from modelplane.pipeline.received import Received, decode_item, undecodable
 from modelplane.pipeline.structwire import parsed_bytes
 
 # Metadata a function may carry from an observed resource into desired state;
@@ -66,6 +67,12 @@ def to_dict(struct: struct_pb2.Struct) -> dict:
     """A Struct as plain Python data with integers restored: ``plain`` of the SDK's
     ``struct_to_dict``, read in one pass (every observed child of every call goes through here)."""
     return structs.to_plain(struct, -(2**53) + 1, 2**53)
+
+
+def _kept_dict(struct: struct_pb2.Struct) -> dict:
+    """``to_dict``, converted once per the Struct's bytes (``plain``): a call's XR and children
+    are most often the very ones of its previous call."""
+    return PLAIN.get(struct.SerializeToString(), lambda: to_dict(struct))
 
 
 def is_ready(obj: Mapping[str, Any] | None) -> bool:
@@ -116,7 +123,7 @@ class Composition:
     def xr(self) -> dict:
         """The observed composite resource as plain data."""
         if self._xr is None:
-            self._xr = to_dict(self.req.observed.composite.resource)
+            self._xr = _kept_dict(self.req.observed.composite.resource)
         return self._xr
 
     @property
@@ -142,7 +149,7 @@ class Composition:
         """Observed composed resources by composition-resource-name."""
         if self._observed is None:
             self._observed = {
-                name: to_dict(r.resource) for name, r in sorted(self.req.observed.resources.items())
+                name: _kept_dict(r.resource) for name, r in sorted(self.req.observed.resources.items())
             }
         return self._observed
 
@@ -252,8 +259,14 @@ class Composition:
 
     def required(self, name: str) -> list[dict] | None:
         """Tri-state: None = not fetched yet; [] = fetched, nothing matched."""
-        structs = self.required_structs(name)
-        return None if structs is None else [to_dict(s) for s in structs]
+        wires = self._received.required.get(name)
+        if wires is None:
+            structs = self.required_structs(name)
+            return None if structs is None else [_kept_dict(s) for s in structs]
+        try:
+            return [PLAIN.get(w, lambda w=w: to_dict(decode_item(w))) for w in wires]
+        except ValueError as err:
+            raise InputError("requirements", f"{undecodable(name, err)}; check the resources it selects") from None
 
     # ----- results, conditions, status -------------------------------------
     def set_status(self, **fields: Any) -> None:

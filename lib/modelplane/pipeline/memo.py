@@ -17,13 +17,20 @@ V = TypeVar("V")
 Key = tuple[int, int, int]
 
 
-def digest(wire: bytes) -> Key:
+def digest(wire: bytes | memoryview) -> Key:
     """What identifies ``wire`` in a memo: its length, Python's hash of it (SipHash, keyed per
     process) and its CRC-32, 96 bits in all, so two different messages meet with a chance of
     about n^2 / 2^97 among n kept. Not the bytes themselves: a memo must not keep whole
     requests alive (a cluster with a large annotation). A third of blake2b's cost: the steady
     call hashes every cluster it receives (2.85 MB at 1,000 clusters: 0.95 ms against 2.2 ms)."""
-    return len(wire), hash(wire), zlib.crc32(wire)
+    return len(wire), _hash(wire), zlib.crc32(wire)
+
+
+def _hash(wire: bytes | memoryview) -> int:
+    """``hash(wire)``, of a view's own bytes only. Hashing a memoryview first hashes the whole
+    object it views, to check that it is hashable: for an item of a request, the whole request
+    (28 MB at 10,000 clusters: 6 to 14 ms, once per request). Copying the item costs far less."""
+    return hash(bytes(wire) if isinstance(wire, memoryview) else wire)
 
 
 class DigestMemo(Generic[V]):
@@ -36,7 +43,7 @@ class DigestMemo(Generic[V]):
     def get_all(self, wires: Sequence[bytes | memoryview], make: Callable[[bytes | memoryview], V]) -> list[V]:
         """The value for each of ``wires``, in order, under one lock; ``make(wire)`` works out
         those missing (outside the lock)."""
-        keys = [(len(w), hash(w), zlib.crc32(w)) for w in wires]  # digest(), inlined: once per cluster
+        keys = [(len(w), _hash(w), zlib.crc32(w)) for w in wires]  # digest(), inlined: once per cluster
         out: list = [None] * len(keys)
         missing = []
         with self._lock:
