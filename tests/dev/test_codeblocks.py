@@ -27,6 +27,8 @@ CASES = [
     Case("a paragraph between makes it a plain text block",
          _block("sh", "ls") + "\n<p>Then:</p>\n" + _block("text", "a", n=1), 0),
     Case("text after yaml is not output", _block("yaml", "a: 1") + _block("text", "a", n=1), 0),
+    Case("a command far above a yaml block does not claim the text after it",
+         _block("sh", "ls") + "\n<p>Then:</p>\n" + _block("yaml", "a: 1", n=1) + _block("text", "a", n=2), 0),
     Case("a command's second text block is not output",
          _block("sh", "ls") + _block("text", "a", n=1) + _block("text", "b", n=2), 1),
 ]

@@ -116,6 +116,15 @@ def test_strict_build_writes_every_page(site):
     assert list((site / "diagrams").glob("*.svg")), "diagrams are rendered at build time"
 
 
+def test_output_blocks_are_drawn_as_output(site):
+    # The site's rule (lib/modelplane/dev/codeblocks.py) and the command runner's (pages.runnable)
+    # must agree on which text blocks are output, or a page would draw a command's output as code.
+    drawn = sum(html.read_text(encoding="utf-8").count('highlight output"') for html in site.rglob("*.html"))
+    checked = sum(1 for page in pages.pages() for _, output in page.runnable() if output is not None)
+    assert checked > 50, "the pages show almost no output: the runner's rule is broken, not the site"
+    assert drawn == checked
+
+
 def test_no_page_loads_anything_from_the_network(site):
     offenders = []
     for html in site.rglob("*.html"):

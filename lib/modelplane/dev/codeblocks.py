@@ -22,9 +22,10 @@ import re
 RUNNABLE = ("sh", "bash", "shell")
 
 # A runnable block, then (whitespace only between) the opening of a text block. A highlight
-# block holds no nested div, so the first "</div>" after a block's start closes it.
+# block holds no nested div, so the first "</div>" after a block's start closes it; the body
+# may not run past it, or a later block's "</div>" could pair a command with a far text block.
 _COMMAND_THEN_TEXT = re.compile(
-    r'(<div class="language-(?:' + "|".join(RUNNABLE) + r') highlight">.*?</div>\s*)'
+    r'(<div class="language-(?:' + "|".join(RUNNABLE) + r') highlight">(?:(?!</div>).)*</div>\s*)'
     r'<div class="language-text highlight">', re.DOTALL)
 _LINE = re.compile(r'<span id="__span-\d+-\d+">')
 _TAG = re.compile(r"<[^>]+>")
