@@ -5,6 +5,8 @@ meet, and each status it writes passes its kind's upstream schema:
 
 - managed resources (cloud, Helm, provider configs, Usages) report
   crossplane-runtime ``Ready``/``Synced``; a Helm Release is ``deployed``;
+  the cloud fields a function reads back are reported as the provider
+  does (``cloud_at_provider``: an AKS cluster's identity, a subnet's ID);
 - a provider-kubernetes ``Object`` carries the remote object as observed in
   ``status.atProvider.manifest`` and derives ``Ready`` from it with its
   readiness policy, as the provider does: ``SuccessfulCreate``;
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import json
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -300,4 +303,40 @@ def composed_status(obj: Mapping[str, Any], place: Place, *, ready: bool = True,
                                              _xp("Synced", True, "ReconcileSuccess", now)]}
     if api.startswith("helm.m.crossplane.io/") and kind == "Release":
         status["atProvider"] = {"state": "deployed", "revision": 1}
+    cloud = cloud_at_provider(obj)
+    if cloud:
+        status["atProvider"] = cloud
     return status
+
+
+# ----- cloud fields read back ------------------------------------------------------
+AZURE_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"   # documentation values, never a real tenant
+AZURE_TENANT = "00000000-0000-0000-0000-000000000001"
+
+
+def cloud_at_provider(obj: Mapping[str, Any]) -> dict:
+    """What the cloud provider reports in ``status.atProvider`` that a function reads back.
+
+    A real AKS cluster with a system-assigned identity reports its principal
+    ID, and a real subnet its resource ID: compose-inference-cluster needs
+    both before it composes the cluster identity's Network Contributor
+    RoleAssignment (``platform.aks.role_assignment``), so a stand-in without
+    them would never show it. IDs are derived from the names, so every run
+    reports the same ones.
+    """
+    group, kind = obj.get("apiVersion", "").partition("/")[0], obj.get("kind", "")
+    name = (obj.get("metadata") or {}).get("name", "")
+    fp = (obj.get("spec") or {}).get("forProvider") or {}
+    group_name = fp.get("resourceGroupName") or (fp.get("resourceGroupNameRef") or {}).get("name", "")
+    base = f"/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/{group_name}/providers"
+    if group == "containerservice.azure.m.upbound.io" and kind == "KubernetesCluster":
+        identity = fp.get("identity") or {}
+        out: dict[str, Any] = {"id": f"{base}/Microsoft.ContainerService/managedClusters/{name}"}
+        if identity.get("type") == "SystemAssigned":
+            out["identity"] = {"type": "SystemAssigned", "tenantId": AZURE_TENANT,
+                               "principalId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"aks-identity/{name}"))}
+        return out
+    if group == "network.azure.m.upbound.io" and kind == "Subnet":
+        vnet = fp.get("virtualNetworkName") or (fp.get("virtualNetworkNameRef") or {}).get("name", "")
+        return {"id": f"{base}/Microsoft.Network/virtualNetworks/{vnet}/subnets/{name}"}
+    return {}
