@@ -35,6 +35,7 @@ BETA_VALIDATE: dict[str, str] = {
     "apis:engines null": f"{RULES}; and it reads the null as a wrong type where the server drops it, "
                          "then finds the field missing",
     "apis:unsupported value beside a failing rule": RULES,
+    "apis:CA bundle in another kind": RULES,
 }
 
 # The cases where `modelplane validate` must warn (and nowhere else in the corpus).
