@@ -26,7 +26,7 @@ FORMS = [
     Case("the last release running the api_server module", "vllm/vllm-openai:v0.13.0", engines.FLAG),
     Case("an old release", "vllm/vllm-openai:v0.8.5", engines.FLAG),
     Case("a tag without the v", "vllm/vllm-openai:0.23.0", engines.POSITIONAL),
-    Case("a build-flavour suffix counts by its numbers", "vllm/vllm-openai:v0.24.0-cu130", engines.POSITIONAL),
+    Case("a build-flavour suffix counts by its numbers", "vllm/vllm-openai:v0.23.0-cu129", engines.POSITIONAL),
     Case("the ROCm image", "vllm/vllm-openai-rocm:v0.23.0", engines.POSITIONAL),
     Case("a registry in front", "docker.io/vllm/vllm-openai:v0.23.0", engines.POSITIONAL),
     Case("a tag and a digest: the tag is read", "vllm/vllm-openai:v0.23.0@sha256:" + "a" * 64, engines.POSITIONAL),

@@ -24,7 +24,7 @@ else gets ``--model=PATH`` appended, as before: older images need it, and it is
 the one form every vLLM entrypoint accepts, so it is also the default when the
 version is unknown (``latest``, ``nightly``, a bare digest, a tag that is not
 ``[v]MAJOR.MINOR.PATCH[-suffix]``) or the image is not a vLLM one. A suffix
-(``v0.24.0-cu130``) is a build flavour, not a pre-release: only the numbers
+(``v0.23.0-cu129``) is a build flavour, not a pre-release: only the numbers
 count. With ``image:tag@digest`` the tag is read (the digest pins the bytes;
 the tag says which release they are).
 
