@@ -7,11 +7,11 @@ its version. Facts, from vLLM's sources and tracker (checked 2026-11):
 
 - ``vllm/vllm-openai`` ran ``python3 -m vllm.entrypoints.openai.api_server``
   up to v0.13.x and runs ``vllm serve`` from v0.14.0 (docker/Dockerfile, target
-  ``vllm-openai``; vllm#32292 on v0.13, vllm#32755 and vllm#37133 on v0.14.0 and
-  v0.17.1). The api_server module parses a positional model but never reads it:
+  ``vllm-openai``; vllm#32292 on v0.13, vllm#32755 and vllm#40872 on v0.14.0,
+  vllm#37133 on v0.17.1). The api_server module parses a positional model but never reads it:
   it serves vLLM's default model instead, so an older image needs ``--model``.
 - ``vllm serve`` takes the model positionally (``model_tag``, since the CLI
-  came in v0.5). ``--model`` with it was refused from v0.5.5 (vllm#7347), then
+  came in v0.5.2, vllm#5090). ``--model`` with it was refused from v0.5.5 (vllm#7347), then
   accepted with a deprecation warning that moves it to the front
   (``FlexibleArgumentParser.parse_args`` in vllm/utils/argparse_utils.py: "will
   be removed in v0.13" by v0.11.1, "in a future version" since vllm#39518,
