@@ -15,7 +15,7 @@ import dataclasses
 
 from modelplane import conditions as C
 from modelplane.deployment import drain, inputs, observed, rollout, status
-from modelplane.deployment.compose import children
+from modelplane.deployment.compose import Decided, Seen, Template, children
 from modelplane.deployment.plan import plan
 from modelplane.deployment.revision import revision
 from modelplane.deployment.strategy import read_drain, read_failover, read_strategy
@@ -65,16 +65,18 @@ def compose(c: Composition) -> None:
     routes = drain.Drain(inputs.read_routed_items(c.required_wire(inputs.SERVICES), dep.namespace), now, read_drain(c.spec))
     leaving = drain.removals(own.replicas, sched, p.step.retire, routes)
 
-    kids = children(dep, c.spec, (c.xr.get("metadata") or {}).get("labels"), sched, infos, cache, c.observed,
-                    own, leaving, rev, p.replaced, infos.down)
+    meta = c.xr.get("metadata") or {}
+    kids = children(Template(dep, c.spec, meta.get("labels"), cache=cache, revision=rev),
+                    Seen(c.observed, own, infos, down=infos.down),
+                    Decided(sched, removals=leaving, replaced=p.replaced))
     for name, (obj, ready) in kids.desired.items():
         c.desire(name, obj, ready=ready)
     for name in kids.drop:
         c.drop(name)
 
     by_key = {k.key: k for k in own.replicas}
-    fields = status.fields(dep.name, dep.replicas, sched, c.observed, leaving, rev, by_key,
-                           (c.xr.get("metadata") or {}).get("generation"))
+    fields = status.fields(status.Report(dep.name, dep.replicas, sched, c.observed, children=by_key,
+                                         leaving=leaving, revision=rev, generation=meta.get("generation")))
     c.set_status(**fields)
     verdict = status.scheduled(sched)
     message = verdict.message
@@ -82,10 +84,10 @@ def compose(c: Composition) -> None:
         message = f"ModelCache {dep.cache} not found in namespace {dep.namespace}; {message}"
     c.condition(C.SCHEDULED, verdict.status, verdict.reason, message)
     deleted = {r.child.key for r in leaving if r.phase == drain.DELETING}
-    progress = rollout.progress(
+    progress = rollout.progress(rollout.Standing(
         strategy, dep.replicas, rev, sched,
-        lambda i, cl: (k := by_key.get((i, cl))) is not None and k.available,
-        outdated=len(p.outdated - deleted), retiring=len(p.step.retire), in_flight=bool(leaving))
+        available=lambda i, cl: (k := by_key.get((i, cl))) is not None and k.available,
+        outdated=len(p.outdated - deleted), retiring=len(p.step.retire), in_flight=bool(leaving)))
     c.condition(C.PROGRESSING, progress.status, progress.reason, progress.message)
     c.set_ready(status.ready(fields))
 

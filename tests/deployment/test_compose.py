@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 import pytest
 from modelplane.deployment import observed as obs
 from modelplane.deployment.compose import (
+    Decided,
+    Seen,
+    Template,
     children,
     engines_spec,
     model_endpoint,
@@ -134,10 +137,10 @@ CASES = [
 ]
 
 
-def _run(case: Case, **kw: object):
+def _run(case: Case):
     observed = {**observed_of(*case.children), **case.others}
-    return children(DEP, RAW, None, case.sched, INFOS, None, observed, obs.read(observed), list(case.leaving), REV,
-                    case.replaced, **kw)
+    return children(Template(DEP, RAW, revision=REV), Seen(observed, obs.read(observed), INFOS),
+                    Decided(case.sched, case.leaving, case.replaced))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -224,7 +227,7 @@ def test_replica_labels(case: Labels) -> None:
 
 def test_model_replica() -> None:
     info = ClusterInfo("pc-a", {"namespace": "gw", "address": "203.0.113.10"})
-    got = model_replica(DEP, RAW, {"team": "search"}, placement(2, "a", state=KEPT), info, None, REV)
+    got = model_replica(Template(DEP, RAW, {"team": "search"}, revision=REV), placement(2, "a", state=KEPT), info)
     want = {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelReplica",
@@ -251,7 +254,7 @@ def test_model_replica() -> None:
 
 
 def test_model_replica_without_a_gateway_has_no_gateway_field() -> None:
-    got = model_replica(DEP, RAW, None, placement(), ClusterInfo("pc-a"), None)
+    got = model_replica(Template(DEP, RAW), placement(), ClusterInfo("pc-a"))
     assert got["spec"]["cluster"] == {"name": "a", "providerConfigName": "pc-a"}
     assert "modelplane.ai/revision" not in got["metadata"]["labels"]
     assert "modelCache" not in got["spec"]
@@ -274,7 +277,8 @@ CACHES = [
 
 @pytest.mark.parametrize("case", CACHES, ids=lambda c: c.name)
 def test_model_replica_cache(case: Cache) -> None:
-    got = model_replica(DEP, RAW, None, placement(0, "a"), ClusterInfo("pc-a"), case.cache)["spec"]["modelCache"]
+    got = model_replica(Template(DEP, RAW, cache=case.cache), placement(0, "a"), ClusterInfo("pc-a"))["spec"][
+        "modelCache"]
     assert got == case.want, f"-want {case.want}, +got {got}"
 
 

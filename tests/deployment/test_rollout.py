@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 from modelplane import conditions as C
 from modelplane.deployment.observed import Child
-from modelplane.deployment.rollout import Progress, progress, step
+from modelplane.deployment.rollout import Progress, Standing, progress, step
 from modelplane.deployment.strategy import RECREATE, Strategy
 from modelplane.scheduler import HELD, KEPT, Schedule
 
@@ -177,8 +177,8 @@ PROGRESS = [
 
 @pytest.mark.parametrize("case", PROGRESS, ids=lambda c: c.name)
 def test_progress(case: Prog) -> None:
-    got = progress(case.strategy, case.replicas, REV, case.sched, lambda i, cl: (i, cl) in case.available,
-                   case.outdated, case.retiring, case.in_flight)
+    got = progress(Standing(case.strategy, case.replicas, REV, case.sched, lambda i, cl: (i, cl) in case.available,
+                            case.outdated, case.retiring, case.in_flight))
     assert isinstance(got, Progress)
     assert (got.status, got.reason) == case.want, f"-want {case.want}, +got {got}"
     assert case.message in got.message, got.message

@@ -70,8 +70,8 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_placements(case: Case) -> None:
-    items = status.placements(NAME, case.sched, observed_of(*case.children), case.revision,
-                              _by_key(*case.children))
+    items = status.placements(status.Report(NAME, 2, case.sched, observed_of(*case.children),
+                                            _by_key(*case.children), revision=case.revision))
     got = [(i["index"], i["cluster"], i["ready"], i.get("revision")) for i in items]
     assert got == case.want, f"-want {case.want}, +got {got}"
 
@@ -79,7 +79,7 @@ def test_placements(case: Case) -> None:
 def test_a_placement_names_its_replica_and_members() -> None:
     p = Placement(index=3, cluster="b", order="o",
                   members=(member_placement("prefill", "Standalone", "h100"), member_placement("decode", "Leader", "h200")))
-    [item] = status.placements(NAME, schedule(placements=[p]), {}, REV)
+    [item] = status.placements(status.Report(NAME, 1, schedule(placements=[p]), {}, revision=REV))
     assert item == {"index": 3, "name": f"{NAME}-3-b", "cluster": "b", "ready": False,
                     "members": [{"engine": "prefill", "role": "Standalone", "pool": "h100"},
                                 {"engine": "decode", "role": "Leader", "pool": "h200"}],
@@ -89,7 +89,8 @@ def test_a_placement_names_its_replica_and_members() -> None:
 def test_an_extra_is_described_from_its_observed_replica() -> None:
     c = child(1, "b", revision=OLD)
     c.obj["spec"]["engines"] = [{"name": "e", "members": [{"role": "Standalone", "pool": "old-pool"}]}]
-    [item] = status.placements(NAME, schedule(extras=[placement(1, "b", pool="new-pool")]), {}, REV, _by_key(c))
+    [item] = status.placements(status.Report(NAME, 1, schedule(extras=[placement(1, "b", pool="new-pool")]), {},
+                                            _by_key(c), revision=REV))
     assert item == {"index": 1, "name": c.name, "cluster": "b", "ready": True,
                     "members": [{"engine": "e", "role": "Standalone", "pool": "old-pool"}], "revision": OLD}
 
@@ -130,14 +131,14 @@ COUNTS = [
 
 @pytest.mark.parametrize("case", COUNTS, ids=lambda c: c.name)
 def test_replica_counts(case: Counts) -> None:
-    got = status.fields(NAME, case.desired, case.sched, observed_of(*case.children), [], REV,
-                        _by_key(*case.children))["replicas"]
+    got = status.fields(status.Report(NAME, case.desired, case.sched, observed_of(*case.children),
+                                      _by_key(*case.children), revision=REV))["replicas"]
     assert got == case.want, f"-want {case.want}, +got {got}"
 
 
 def test_fields() -> None:
     leaving = [Removal(child(5, "z"), REMOVED, "no longer scheduled", DRAINING)]
-    got = status.fields(NAME, 1, schedule(placements=[placement()]), {}, leaving, REV, {}, 4)
+    got = status.fields(status.Report(NAME, 1, schedule(placements=[placement()]), {}, {}, leaving, REV, 4))
     assert set(got) == set(status.FIELDS)
     assert got["selector"] == f"modelplane.ai/deployment={NAME}"
     assert got["revision"] == REV and got["observedGeneration"] == 4
@@ -148,13 +149,13 @@ def test_fields() -> None:
 @pytest.mark.parametrize("kw,absent", [({"revision": ""}, "revision"), ({"generation": None}, "observedGeneration")])
 def test_fields_leaves_out_what_it_does_not_know(kw: dict[str, Any], absent: str) -> None:
     args: dict[str, Any] = {"revision": REV, "generation": 1, **kw}
-    got = status.fields(NAME, 1, schedule(), {}, None, **args)
+    got = status.fields(status.Report(NAME, 1, schedule(), {}, **args))
     assert absent not in got
     assert got["removals"] == []
 
 
 def test_generation_zero_is_reported() -> None:
-    assert status.fields(NAME, 1, schedule(), {}, generation=0)["observedGeneration"] == 0
+    assert status.fields(status.Report(NAME, 1, schedule(), {}, generation=0))["observedGeneration"] == 0
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ observed under our names (an endpoint without its replica) is dropped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,8 +92,38 @@ def engines_spec(dep: Deployment, raw_engines: list[Mapping[str, Any]], placemen
     return out
 
 
-def model_replica(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[str, str] | None,
-                  placement: Placement, info: ClusterInfo, cache: CacheView | None, revision: str = "") -> dict:
+@dataclass(frozen=True)
+class Template:
+    """What every ModelReplica of one deployment is built from, whatever its placement."""
+
+    dep: Deployment
+    raw_spec: Mapping[str, Any]                   # the XR's spec: member templates are copied verbatim
+    user_labels: Mapping[str, str] | None = None  # the XR's labels, carried onto every replica
+    cache: CacheView | None = None
+    revision: str = ""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What this call observed: its own children (as read and as parsed) and their clusters."""
+
+    observed: Mapping[str, Mapping[str, Any]]
+    kids: Observed
+    infos: Mapping[str, ClusterInfo]
+    down: frozenset[str] = frozenset()   # observed clusters that are not Ready
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What this call decided: the schedule, the replicas that go, those failover replaced."""
+
+    sched: Schedule
+    removals: Sequence[Removal] = ()
+    replaced: Mapping[tuple[int, str], str] = field(default_factory=dict)  # key -> outage start
+
+
+def model_replica(t: Template, placement: Placement, info: ClusterInfo) -> dict:
+    dep, cache = t.dep, t.cache
     name = replica_name(dep.name, placement.index, placement.cluster)
     cluster: dict[str, Any] = {"name": placement.cluster, "providerConfigName": info.provider_config}
     if info.gateway:
@@ -108,13 +138,14 @@ def model_replica(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Map
     if cache is not None:
         spec["modelCache"] = {"name": cache.name,
                               "pvcName": cache.pvc.get(placement.cluster) or cache_pvc_name(cache.name)}
-    spec["engines"] = engines_spec(dep, list(raw_spec.get("engines") or []), placement)
+    spec["engines"] = engines_spec(dep, list(t.raw_spec.get("engines") or []), placement)
     spec["placement"] = placement_dicts(placement)
     return {
         "apiVersion": API,
         "kind": "ModelReplica",
         "metadata": {"name": name, "namespace": dep.namespace,
-                     "labels": replica_labels(user_labels, dep.name, placement.cluster, placement.index, revision)},
+                     "labels": replica_labels(t.user_labels, dep.name, placement.cluster, placement.index,
+                                              t.revision)},
         "spec": spec,
     }
 
@@ -151,17 +182,15 @@ class Children:
     withheld: list[int] = field(default_factory=list)  # indexes whose endpoint waits for a Ready replica
 
 
-def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[str, str] | None,
-             sched: Schedule, infos: Mapping[str, ClusterInfo], cache: CacheView | None,
-             observed: Mapping[str, Mapping[str, Any]], kids: Observed, removals: list[Removal],
-             revision: str = "", replaced: Mapping[tuple[int, str], str] | None = None,
-             down: frozenset[str] = frozenset()) -> Children:
-    """``replaced``: replicas failover replaced (key -> outage start), annotated as such;
-    ``down``: observed clusters that are not Ready (their kept endpoints leave routing)."""
+def children(t: Template, seen: Seen, decided: Decided) -> Children:
+    """Which children to desire (rebuilt, or observed with annotations), keep as seeded and drop.
+
+    Replicas failover replaced (``decided.replaced``) are annotated as such; kept endpoints on
+    clusters that are down (``seen.down``) leave routing."""
     out = Children()
-    replaced = replaced or {}
-    by_key = {c.key: c for c in kids.replicas}
-    for p in sched.placements:
+    observed, infos, down, replaced = seen.observed, seen.infos, seen.down, decided.replaced
+    by_key = {c.key: c for c in seen.kids.replicas}
+    for p in decided.sched.placements:
         rname, ename = replica_resource(p.index, p.cluster), endpoint_resource(p.index, p.cluster)
         seen = by_key.get((p.index, p.cluster))
         info = infos.get(p.cluster)
@@ -169,7 +198,7 @@ def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[
             out.kept |= {n for n in (rname, ename) if n in observed}
             _out_of_routing_if_down(out, observed, ename, p.cluster, down)
             continue
-        replica = model_replica(dep, raw_spec, user_labels, p, info, cache, revision)
+        replica = model_replica(t, p, info)
         ready = replica_ready(seen.obj if seen else None)
         out.desired[rname] = (replica, ready)
         published = ((seen.obj if seen else None) or {}).get("status") or {}
@@ -180,7 +209,7 @@ def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[
                 out.kept.add(ename)
         else:
             out.withheld.append(p.index)
-    for p in sched.extras:
+    for p in decided.sched.extras:
         key = (p.index, p.cluster)
         out.kept |= {n for n in (replica_resource(*key), endpoint_resource(*key)) if n in observed}
         _out_of_routing_if_down(out, observed, endpoint_resource(*key), p.cluster, down)
@@ -189,7 +218,7 @@ def children(dep: Deployment, raw_spec: Mapping[str, Any], user_labels: Mapping[
             obj = _annotated(child.obj, {REPLACED_NOTE: replaced[key]})
             out.desired[child.replica_resource] = (obj, child.ready)
             out.kept.discard(child.replica_resource)
-    for r in removals:
+    for r in decided.removals:
         out.kept -= {r.child.replica_resource, r.child.endpoint_resource}
         out.desired.pop(r.child.endpoint_resource, None)
         if r.phase == DRAINING:

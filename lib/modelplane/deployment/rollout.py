@@ -87,12 +87,24 @@ class Progress:
     message: str
 
 
-def progress(strategy: Strategy, replicas: int, revision: str, sched: Schedule, available: Callable[[int, str], bool],
-             outdated: int, retiring: int, in_flight: bool) -> Progress:
-    """The Progressing condition. ``available(index, cluster)``: whether
-    that placed replica is available; ``outdated``: outdated replicas left
-    (draining ones included); ``retiring``: outdated replicas retired now;
-    ``in_flight``: some replica is being drained or deleted."""
+@dataclass(frozen=True)
+class Standing:
+    """Where the rollout stands after this call's step: what the Progressing condition reports."""
+
+    strategy: Strategy
+    replicas: int                            # spec.replicas
+    revision: str
+    sched: Schedule
+    available: Callable[[int, str], bool]    # whether the placed replica (index, cluster) is available
+    outdated: int = 0                        # outdated replicas left, draining ones included
+    retiring: int = 0                        # outdated replicas retired now
+    in_flight: bool = False                  # some replica is being drained or deleted
+
+
+def progress(s: Standing) -> Progress:
+    """The Progressing condition."""
+    strategy, replicas, revision, sched, available = s.strategy, s.replicas, s.revision, s.sched, s.available
+    outdated, retiring, in_flight = s.outdated, s.retiring, s.in_flight
     updated = len(sched.placements)
     ready = sum(1 for p in sched.placements if available(p.index, p.cluster))
     pending = any(p.state != HELD and not available(p.index, p.cluster) for p in sched.placements)

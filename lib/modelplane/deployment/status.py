@@ -11,8 +11,8 @@ lists the replicas on their way out (drained, then deleted).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane import conditions as C
@@ -40,24 +40,36 @@ def _observed_members(child: Child) -> list[dict]:
             for e in spec.get("engines") or [] for m in e.get("members") or []]
 
 
-def placements(deployment: str, sched: Schedule, observed: Mapping[str, Mapping[str, Any]],
-               revision: str = "", children: Mapping[tuple[int, str], Child] | None = None) -> list[dict]:
+@dataclass(frozen=True)
+class Report:
+    """What a deployment's status is written from: this call's schedule and what it observed."""
+
+    deployment: str
+    desired: int                                   # spec.replicas
+    sched: Schedule
+    observed: Mapping[str, Mapping[str, Any]]      # children as observed, by resource name
+    children: Mapping[tuple[int, str], Child] = field(default_factory=dict)  # the same, parsed, by key
+    leaving: Sequence[Removal] = ()
+    revision: str = ""
+    generation: int | None = None                  # metadata.generation of the XR, when known
+
+
+def placements(r: Report) -> list[dict]:
     """Current-revision placements, then extras, by index."""
-    children = children or {}
     out = []
-    for p in sched.placements:
+    for p in r.sched.placements:
         item = {
             "index": p.index,
-            "name": replica_name(deployment, p.index, p.cluster),
+            "name": replica_name(r.deployment, p.index, p.cluster),
             "cluster": p.cluster,
-            "ready": replica_ready(observed.get(replica_resource(p.index, p.cluster))),
+            "ready": replica_ready(r.observed.get(replica_resource(p.index, p.cluster))),
             "members": member_dicts(p),
         }
-        if revision:
-            item["revision"] = revision
+        if r.revision:
+            item["revision"] = r.revision
         out.append(item)
-    for p in sched.extras:
-        child = children.get((p.index, p.cluster))
+    for p in r.sched.extras:
+        child = r.children.get((p.index, p.cluster))
         if child is None or child.draining:
             continue
         item = {"index": p.index, "name": child.name, "cluster": p.cluster, "ready": child.ready,
@@ -68,26 +80,24 @@ def placements(deployment: str, sched: Schedule, observed: Mapping[str, Mapping[
     return sorted(out, key=lambda i: (i["index"], i["cluster"]))
 
 
-def removals(items: list[Removal]) -> list[dict]:
+def removals(items: Sequence[Removal]) -> list[dict]:
     return [{"index": r.child.index, "name": r.child.name, "cluster": r.child.cluster, "cause": r.cause,
              "reason": r.reason, "phase": r.phase} for r in items]
 
 
-def fields(deployment: str, desired: int, sched: Schedule, observed: Mapping[str, Mapping[str, Any]],
-           leaving: list[Removal] | None = None, revision: str = "",
-           children: Mapping[tuple[int, str], Child] | None = None, generation: int | None = None) -> dict:
-    items = placements(deployment, sched, observed, revision, children)
+def fields(r: Report) -> dict:
+    items = placements(r)
     out: dict[str, Any] = {
-        "replicas": {"desired": desired, "scheduled": len(items), "ready": sum(1 for i in items if i["ready"]),
-                     "updated": len(sched.placements)},
-        "selector": f"{L.DEPLOYMENT}={deployment}",
+        "replicas": {"desired": r.desired, "scheduled": len(items), "ready": sum(1 for i in items if i["ready"]),
+                     "updated": len(r.sched.placements)},
+        "selector": f"{L.DEPLOYMENT}={r.deployment}",
         "placements": items,
-        "removals": removals(leaving or []),
+        "removals": removals(r.leaving),
     }
-    if revision:
-        out["revision"] = revision
-    if generation is not None:
-        out["observedGeneration"] = generation
+    if r.revision:
+        out["revision"] = r.revision
+    if r.generation is not None:
+        out["observedGeneration"] = r.generation
     return out
 
 
