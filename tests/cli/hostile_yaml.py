@@ -41,8 +41,8 @@ BAD = [
     Bad("latin-1", CONFIGMAP + b"data:\n  note: caf\xe9\n", "invalid UTF-8: byte 0xe9 at line 7, column 12"),
     Bad("UTF-16 without a byte-order mark", CONFIGMAP.decode().encode("utf-16-le"), "position 1"),
     Bad("NUL byte", b"apiVersion: v1\x00\nkind: X\n", "position"),
-    Bad("nested deeper than any manifest", CONFIGMAP + b"data:\n  x: " + b"[" * 3000 + b"]" * 3000 + b"\n",
-        "nests too deeply"),
+    Bad("nested deeper than go-yaml reads", CONFIGMAP + b"data:\n  x: " + b"[" * 9_999 + b"]" * 9_999 + b"\n",
+        "line 7: exceeded max depth of 10000"),
     Bad("a list, not an object", CONFIGMAP + b"---\n- a\n- b\n", "list"),
     Bad("a scalar, not an object", b"just a string\n", "scalar"),
 ]

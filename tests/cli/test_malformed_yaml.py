@@ -11,9 +11,11 @@ What the real programs do, measured (kubectl and kube-apiserver v1.35.4,
   the API server refuses a request over 3 MiB ("Request entity too large:
   limit is 3145728") and etcd an object over 1.5 MiB ("etcdserver: request is
   too large"), so ``validate`` fails a resource over either, in those words;
-- UTF-16 with a byte-order mark: both accept it; ``validate`` and
-  ``simulate`` do, ``render`` names the mark and asks for UTF-8 (its file
-  reader lives in ``modelplane.render.loader``);
+- UTF-16 with a byte-order mark: both accept it, and so do ``validate``,
+  ``simulate`` and ``render``; UTF-32 with a mark: both refuse it (``yaml:
+  control characters are not allowed``), these commands read it (YAML 1.2);
+- nesting: both read 10,000 levels and refuse 10,001 (``exceeded max depth
+  of 10000``), and so do these commands;
 - aliases: both refuse a billion laughs ("document contains excessive
   aliasing") and an anchor holding itself; so do these commands, by go-yaml's
   alias budget (``modelplane.render.reader``).
@@ -99,15 +101,37 @@ def test_a_key_given_twice_keeps_the_last_value_as_kubectl_and_crossplane_render
     assert others[0]["metadata"]["name"] == "second" and others[0]["data"] == {"a": "2"}
 
 
-def test_utf16_with_a_byte_order_mark_is_read_as_kubectl_reads_it(tmp_path):
-    path = tmp_path / "utf16.yaml"
-    path.write_bytes((H.CONFIGMAP.decode() + "data:\n  note: café\n").encode("utf-16"))
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_a_byte_order_mark_names_the_encoding_for_every_command(tmp_path, encoding):
+    path = tmp_path / "marked.yaml"
+    path.write_bytes(("\ufeff" + H.CONFIGMAP.decode() + "data:\n  note: café\n").encode(encoding))
     answer = H.validate(path)
     assert answer.code == 0 and "ml/cm validated successfully" in answer.out, answer
     fns = tmp_path / "functions.yaml"
     fns.write_bytes(H.FUNCTIONS)
-    line = _one_error(H.render(path, fns), "utf16.yaml", "byte-order mark")
-    assert "save it as UTF-8" in line
+    # Read: render goes on to check the ConfigMap against the ModelService's Composition.
+    line = _one_error(H.render(path, fns), "crossplane: error", "does not match XR's kind (ConfigMap)")
+    assert "marked.yaml" not in line, line
+
+
+def test_render_reads_every_document_of_a_utf16_stream(tmp_path):
+    """crossplane render v2.2.1 splits a stream into documents before decoding it, so of a UTF-16
+    functions file it reads the first Function only ("unknown Function"); kubectl decodes first,
+    and so does render here: every document counts."""
+    from modelplane.render import loader
+    two = H.FUNCTIONS + b"---\n" + H.FUNCTIONS.replace(b"model-service", b"model-endpoint")
+    path = tmp_path / "functions.yaml"
+    path.write_bytes(("\ufeff" + two.decode()).encode("utf-16-le"))
+    got = [f["metadata"]["name"] for f in loader.load_functions(str(path))]
+    assert got == ["modelplane-compose-model-service", "modelplane-compose-model-endpoint"]
+
+
+def test_render_reads_a_document_10000_levels_deep(tmp_path):
+    """The depth go-yaml allows reaches the composition check, where the ConfigMap stops it."""
+    xr, fns = tmp_path / "xr.yaml", tmp_path / "functions.yaml"
+    xr.write_bytes(H.CONFIGMAP + b"data:\n  x: " + b"[" * 9_998 + b"]" * 9_998 + b"\n")
+    fns.write_bytes(H.FUNCTIONS)
+    _one_error(H.render(xr, fns), "crossplane: error", "does not match XR's kind (ConfigMap)")
 
 
 @pytest.mark.parametrize(("mib", "said"), [(1.6, "etcdserver: request is too large"),

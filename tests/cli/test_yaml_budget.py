@@ -32,7 +32,13 @@ CASES = [
     Case("an anchor holding itself", "a: &a\n  b: *a\n", "anchor 'a' value contains itself"),
     Case("a list holding itself", "a: &l [1, *l]\n", "contains itself"),
     Case("a second document's bomb", "a: 1\n---\n" + H.laughs().decode(), "(document 1, line 3)"),
-    Case("3,000 levels", "x: " + "[" * 3000 + "]" * 3000 + "\n", "nests too deeply"),
+    # go-yaml reads 10,000 levels and refuses more; the root mapping is the first.
+    Case("10,000 levels", "x: " + "[" * 9_999 + "]" * 9_999 + "\n", None),
+    Case("10,001 levels", "x: " + "[" * 10_000 + "]" * 10_000 + "\n", "line 1: exceeded max depth of 10000"),
+    Case("10,001 levels of block mappings", "".join("  " * i + "a:\n" for i in range(10_001)) + "  " * 10_001 + "b\n",
+         "line 10001: exceeded max depth of 10000"),
+    Case("far deeper than libyaml's C stack survives", "x: " + "[" * 2_000_000 + "]" * 2_000_000 + "\n",
+         "exceeded max depth of 10000"),
 ]
 
 
@@ -74,9 +80,22 @@ def test_large_texts_are_read_by_libyaml_with_the_same_values():
     (b"\xef\xbb\xbfa: 1\n", "a: 1\n"),
     ("a: é\n".encode("utf-16"), "a: é\n"),
     ("a: é\n".encode("utf-16-be").join([b"\xfe\xff", b""]), "a: é\n"),
+    # Beyond go-yaml (crossplane render and kubectl refuse these): YAML 1.2 reads UTF-32 by its mark.
+    ("\ufeffa: é\n".encode("utf-32-le"), "a: é\n"),
+    ("\ufeffa: é\n".encode("utf-32-be"), "a: é\n"),
 ])
-def test_decode_reads_what_go_yaml_reads(data, want):
+def test_decode_reads_the_encoding_the_byte_order_mark_names(data, want):
     assert reader.decode(data) == want
+
+
+@pytest.mark.parametrize(("data", "want"), [
+    (b"\xff\xfea\x00:", "invalid UTF-16 LE: truncated data at byte 4"),
+    (b"\x00\x00\xfe\xff\x00\x00\x00a\x00", "invalid UTF-32 BE: truncated data at byte 8"),
+    ("a: 1\n".encode("utf-16-le"), "special characters are not allowed"),  # no mark: UTF-8, as go-yaml reads
+])
+def test_decode_refuses_what_its_mark_does_not_fit(data, want):
+    with pytest.raises(reader.yaml.YAMLError, match=want):
+        reader.load_all(reader.decode(data))
 
 
 def test_decode_names_the_first_bad_byte():

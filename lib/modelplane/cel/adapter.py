@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import gc
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -365,7 +366,11 @@ class Program:
 
 _lock = threading.Lock()
 _cache: OrderedDict[tuple[str, str], Program | CELError] = OrderedDict()
+# celpy.Environment() sets the interpreter's recursion limit to 2,500, even down from a higher one:
+# keep the higher (render and validate raise it to read documents 10,000 levels deep, render.deepstack).
+_limit = sys.getrecursionlimit()
 _environment = celpy.Environment()  # interpreted runner by default
+sys.setrecursionlimit(max(_limit, sys.getrecursionlimit()))
 
 
 def compile(expr: str, *, library: str = "dra") -> Program:

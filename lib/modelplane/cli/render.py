@@ -2,9 +2,10 @@
 
 stdout carries only the YAML stream, written once rendering succeeded;
 any failure prints ``crossplane: error: <msg>`` on stderr and exits 1, so
-scripts can switch between this and the real CLI. A file that is not UTF-8
-is named with the line and column of its first bad byte; anything else
-unexpected is one ``internal error`` line (a bug to report), never a traceback.
+scripts can switch between this and the real CLI. Files are UTF-8, or UTF-16
+or UTF-32 with a byte-order mark; a file that is neither is named with the
+line and column of its first bad byte; anything else unexpected is one
+``internal error`` line (a bug to report), never a traceback.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
-from modelplane.render import loader, reader
+from modelplane.render import deepstack, loader, reader
 from modelplane.render.defaults import default_xr
 from modelplane.render.engine import RenderInputs, documents, render
 from modelplane.render.errors import RenderError
@@ -96,7 +97,9 @@ def _undecodable(path: str) -> tuple[str, UnicodeDecodeError] | None:
     for f in files:
         try:
             with open(f, "rb") as fh:
-                fh.read().decode("utf-8")
+                data = fh.read()
+            if reader.bom_encoding(data) in (None, "utf-8"):  # the others are read by their mark
+                data.decode("utf-8")
         except UnicodeDecodeError as err:
             return f, err
         except OSError:
@@ -107,9 +110,7 @@ def _undecodable(path: str) -> tuple[str, UnicodeDecodeError] | None:
 def utf8_error(path: str, err: UnicodeDecodeError) -> str:
     """``"PATH": yaml: invalid UTF-8 ...`` with the line and column of the first bad byte."""
     data = err.object if isinstance(err.object, bytes) else b""
-    bom = " (it starts with a UTF-16 byte-order mark: save it as UTF-8)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") \
-        else ""
-    return f'"{path}": {reader.invalid_utf8(data, err)}{bom}'
+    return f'"{path}": {reader.invalid_utf8(data, err)}'
 
 
 @contextlib.contextmanager
@@ -175,9 +176,14 @@ def _load_rest(args: argparse.Namespace, xr: dict, comp: dict, fns: list[dict]) 
 
 
 def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None, pool: FunctionPool | None = None) -> int:
-    """Render and print; returns the exit code. ``pool`` lets callers reuse functions."""
-    stdout = stdout or sys.stdout
-    stderr = stderr or sys.stderr
+    """Render and print; returns the exit code. ``pool`` lets callers reuse functions.
+
+    Runs with room for the deepest input the loader accepts (``deepstack``): encoding it for the
+    functions and printing it recurse once or more per level."""
+    return deepstack.call(lambda: _run(argv, stdout or sys.stdout, stderr or sys.stderr, pool))
+
+
+def _run(argv: list[str], stdout: TextIO, stderr: TextIO, pool: FunctionPool | None) -> int:
     try:
         args = parser().parse_args(argv)
         inputs = load_inputs(args)
@@ -197,6 +203,9 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
         )
     except RenderError as err:
         print(f"crossplane: error: {err}", file=stderr)
+        return 1
+    except RecursionError:  # within MAX_DEPTH levels and deepstack's limit this is not reached
+        print("crossplane: error: the inputs nest too deeply to render; nest fewer levels", file=stderr)
         return 1
     except Exception as err:  # noqa: BLE001 - one line, never a traceback; the soak counts these as bugs
         print(f"crossplane: error: internal error: {type(err).__name__}: {' '.join(str(err).split())[:500]}",

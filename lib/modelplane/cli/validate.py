@@ -42,7 +42,7 @@ from typing import TextIO
 import yaml
 
 from modelplane import paths
-from modelplane.render import reader
+from modelplane.render import deepstack, reader
 from modelplane.validate import Validator, manifests
 from modelplane.validate.upstream import UpstreamSchemas
 
@@ -89,7 +89,11 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
     """Run ``modelplane validate``; returns the exit code."""
     err = stderr or sys.stderr
     try:
-        return _run(argv, stdout or sys.stdout, err)
+        # Room for the deepest manifest the reader accepts: the schema walk recurses per level.
+        return deepstack.call(lambda: _run(argv, stdout or sys.stdout, err))
+    except RecursionError:
+        print("modelplane validate: a manifest nests too deeply to check; nest fewer levels", file=err)
+        return 1
     except Exception as e:  # noqa: BLE001 - one line, never a traceback; the soak counts these as bugs
         print(f"modelplane validate: internal error: {type(e).__name__}: {' '.join(str(e).split())[:500]}", file=err)
         return 1

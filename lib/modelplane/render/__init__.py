@@ -2,7 +2,9 @@
 
 Modules, one job each:
 
-- ``loader`` (+ ``reader``, ``yaml11``, ``defaults``): files -> checked inputs
+- ``loader`` (+ ``reader``, ``yaml11``, ``defaults``): files -> checked inputs;
+  ``nodes``: YAML events -> nodes without recursion, to go-yaml's 10,000 levels
+- ``deepstack``: room to recurse through such a document (render and validate run in it)
 - ``fetch``: answer resource selectors from ``-e``/``--extra-resources``
 - ``runners``: reach functions (Development targets, local processes,
   in-process servers) through a reusable ``FunctionPool``

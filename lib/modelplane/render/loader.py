@@ -14,6 +14,8 @@ import errno
 import os
 from typing import Any
 
+import yaml
+
 from modelplane.render import reader
 from modelplane.render.errors import RenderError
 
@@ -22,14 +24,24 @@ FUNCTION_APIS = ("pkg.crossplane.io/v1", "pkg.crossplane.io/v1beta1")
 
 
 def _read(path: str) -> str:
+    """The file's text: UTF-8, or UTF-16 or UTF-32 with a byte-order mark (``reader.decode``).
+
+    Bytes that are not UTF-8 raise UnicodeDecodeError: the command names the file and the first
+    bad byte's line and column (``modelplane.cli.render``)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as err:
         reason = os.strerror(err.errno) if err.errno else str(err)
         if err.errno == errno.EISDIR:
             reason = "is a directory"
         raise RenderError(f"open {path}: {reason.lower()}") from None
+    if reader.bom_encoding(data) in (None, "utf-8"):
+        return data.decode("utf-8")  # a UTF-8 mark stays: the YAML scanner skips it
+    try:
+        return reader.decode(data)
+    except yaml.YAMLError as err:
+        raise RenderError(f'"{path}": {err}') from None
 
 
 def _parse(text: str, what: str) -> list[Any]:

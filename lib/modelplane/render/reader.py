@@ -15,13 +15,23 @@ downstream ever holds more than the file's own size allows:
   after about a thousand nodes), see ``allowed_alias_ratio``;
 - an anchor whose value holds an alias to itself is an error (``anchor 'm'
   value contains itself``), not an endless structure;
-- nesting deeper than Python's stack allows is an error, not a crash.
+- a document is read to ``MAX_DEPTH`` (10,000) levels, go-yaml's limit, and
+  refused beyond it (``yaml: line 10: exceeded max depth of 10000``): nodes
+  are composed (``nodes``) and copied without recursion, at any depth; what
+  runs next needs ``deepstack``.
 
-All three raise ``YAMLLimitError`` (a ``yaml.YAMLError``, so every caller
-that reports YAML errors reports these).
+Each is a ``yaml.YAMLError`` (``YAMLLimitError`` or, for the anchor,
+PyYAML's ``ComposerError``), so every caller that reports YAML errors
+reports these.
+
+Files may be UTF-8, or UTF-16 or UTF-32 with a byte-order mark (``decode``).
+Texts over ``FAST_ABOVE`` are scanned by libyaml; the small ones by PyYAML's
+scanner, with its saved simple keys kept in order so that a line of
+thousands of ``[`` scans in linear time (``_Scanner``).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -29,6 +39,7 @@ from yaml.constructor import SafeConstructor
 from yaml.resolver import BaseResolver
 
 from modelplane.render import yaml11
+from modelplane.render.nodes import EventComposer, YAMLLimitError
 from modelplane.render.yamlout import go_float
 
 # Above this many characters, libyaml scans and parses (several times faster; same values; its
@@ -40,10 +51,6 @@ FAST_ABOVE = 1 << 20
 # than ALIAS_MIN_ALIASED nodes from aliases and ALIAS_MIN_DECODED nodes in all.
 ALIAS_LOW, ALIAS_HIGH = 400_000, 4_000_000
 ALIAS_MIN_ALIASED, ALIAS_MIN_DECODED = 100, 1_000
-
-
-class YAMLLimitError(yaml.YAMLError):
-    """YAML that would expand without bound (aliases), refers to itself, or nests too deeply."""
 
 
 def allowed_alias_ratio(decoded: int) -> float:
@@ -71,33 +78,41 @@ for _tag in (yaml11.BOOL, yaml11.NULL, yaml11.INT, yaml11.FLOAT, yaml11.TIMESTAM
     _Constructor.add_constructor(_tag, _Constructor.construct_go_scalar)
 
 
-class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer,
-              _Constructor, _Resolver):
+class _Scanner(yaml.scanner.Scanner):
+    """PyYAML's scanner, with its two walks over the saved simple keys made short.
+
+    PyYAML saves a possible simple key per flow level and, before every token, walks all of
+    them twice (the nearest one, the stale ones): a line of 5,000 ``[`` took 23 s. Keys are
+    only ever added last, with the largest position and token number so far, and removed
+    anywhere, so the dict's order is their order: the nearest is the first, and the stale
+    ones (on an earlier line, or over 1,024 characters back) are a prefix. Same tokens, same
+    errors, in the same order."""
+
+    def next_possible_simple_key(self):
+        for key in self.possible_simple_keys.values():
+            return key.token_number
+        return None
+
+    def stale_possible_simple_keys(self):
+        keys = self.possible_simple_keys
+        while keys:
+            level = next(iter(keys))
+            key = keys[level]
+            if key.line == self.line and self.index - key.index <= 1024:
+                return
+            if key.required:
+                raise yaml.scanner.ScannerError("while scanning a simple key", key.mark,
+                                                "could not find expected ':'", self.get_mark())
+            del keys[level]
+
+
+class _Loader(EventComposer, yaml.reader.Reader, _Scanner, yaml.parser.Parser, _Constructor, _Resolver):
     def __init__(self, stream):
         yaml.reader.Reader.__init__(self, stream)
         yaml.scanner.Scanner.__init__(self)
         yaml.parser.Parser.__init__(self)
-        yaml.composer.Composer.__init__(self)
         _Constructor.__init__(self)
         _Resolver.__init__(self)
-        self._open_anchors: set[str] = set()
-
-    def compose_node(self, parent, index):
-        """PyYAML's, refusing an alias inside its own anchor's value (it would build a cycle)."""
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            if event.anchor in self._open_anchors:
-                raise yaml.composer.ComposerError(None, None, f"anchor {event.anchor!r} value contains itself",
-                                                  event.start_mark)
-            return super().compose_node(parent, index)
-        anchor = getattr(event, "anchor", None)
-        if anchor is None or anchor in self._open_anchors:
-            return super().compose_node(parent, index)
-        self._open_anchors.add(anchor)
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._open_anchors.discard(anchor)
 
 
 try:
@@ -106,8 +121,8 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     _CParser = None
 
 if _CParser is not None:
-    class _CLoader(_CParser, _Constructor, _Resolver):  # type: ignore[misc]
-        """libyaml scans and parses; resolving and constructing are the Python rules above."""
+    class _CLoader(EventComposer, _CParser, _Constructor, _Resolver):  # type: ignore[misc]
+        """libyaml scans and parses (its own composer would recurse in C); the rest is the Python above."""
 
         def __init__(self, stream):
             _CParser.__init__(self, stream)
@@ -131,7 +146,10 @@ def _key(k: Any) -> str:
 
 class _Expansion:
     """Counts nodes as ``jsonify`` copies them, go-yaml's way: every key and value is a decoded
-    node, and those copied while expanding an alias (a container met a second time) are aliased."""
+    node, and those copied while expanding an alias (a container met a second time) are aliased.
+
+    The walk keeps its open containers in a list, not on the call stack: a document may be
+    ``MAX_DEPTH`` levels deep (the composer refuses deeper ones before this runs)."""
 
     def __init__(self) -> None:
         self.decoded = self.aliased = 0
@@ -162,37 +180,56 @@ class _Expansion:
         self.alias_depth -= alias
         self.open.discard(id(value))
 
-    def copy(self, value: Any) -> Any:
+    def copy(self, value: Any, build: bool = True) -> Any:
+        """``value`` as JSON data (with ``build=False``, only the checks, and None)."""
         self.node()
         if not isinstance(value, (dict, list, tuple)):
-            if isinstance(value, float) and value.is_integer() and yaml11.INT64_MIN <= value <= yaml11.INT64_MAX:
-                return int(value)
-            return value
-        alias = self._enter(value)
-        try:
-            if isinstance(value, dict):
-                out = {}
-                for k, v in value.items():
-                    self.node()
-                    out[_key(k)] = self.copy(v)
-                return out
-            return [self.copy(v) for v in value]
-        finally:
-            self._leave(value, alias)
+            return _scalar(value) if build else None
+        root = _empty(value) if build else None
+        # One frame per open container: (the YAML value, its copy, its children left, alias?).
+        stack = [(value, root, _children(value), self._enter(value))]
+        while stack:
+            source, out, children, alias = stack[-1]
+            item = next(children, _DONE)
+            if item is _DONE:
+                stack.pop()
+                self._leave(source, alias)
+                continue
+            key, child = item
+            if key is not _NO_KEY:
+                self.node()  # a mapping's key is a decoded node too
+            self.node()
+            container = isinstance(child, (dict, list, tuple))
+            copied = (_empty(child) if container else _scalar(child)) if build else None
+            if build:
+                if key is _NO_KEY:
+                    out.append(copied)
+                else:
+                    out[_key(key)] = copied
+            if container:
+                stack.append((child, copied, _children(child), self._enter(child)))
+        return root
 
-    def walk(self, value: Any) -> None:
-        """``copy`` without the copy: only the checks."""
-        self.node()
-        if not isinstance(value, (dict, list, tuple)):
-            return
-        alias = self._enter(value)
-        try:
-            for v in value.values() if isinstance(value, dict) else value:
-                if isinstance(value, dict):
-                    self.node()
-                self.walk(v)
-        finally:
-            self._leave(value, alias)
+
+_DONE = object()
+_NO_KEY = object()  # a sequence's children have none (None is a key: YAML's null)
+
+
+def _children(value: Any) -> Iterator[tuple[Any, Any]]:
+    """(key, child) pairs of a container; the key is _NO_KEY in a sequence."""
+    if isinstance(value, dict):
+        return iter(value.items())
+    return ((_NO_KEY, v) for v in value)
+
+
+def _empty(value: Any) -> Any:
+    return {} if isinstance(value, dict) else []
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and yaml11.INT64_MIN <= value <= yaml11.INT64_MAX:
+        return int(value)
+    return value
 
 
 def jsonify(value: Any) -> Any:
@@ -204,25 +241,44 @@ def jsonify(value: Any) -> Any:
 def check_expansion(doc: Any) -> Any:
     """``doc`` itself, once it is known to stay within go-yaml's alias budget and to hold no cycle
     (for readers that keep YAML's own values instead of ``jsonify``-ing them)."""
-    try:
-        _Expansion().walk(doc)
-    except RecursionError:
-        raise YAMLLimitError("yaml: the document nests too deeply") from None
+    _Expansion().copy(doc, build=False)
     return doc
 
 
+# Byte-order marks, longest first: UTF-32LE's starts with UTF-16LE's.
+BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+        (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"), (b"\xef\xbb\xbf", "utf-8"))
+
+
+def bom_encoding(data: bytes) -> str | None:
+    """The encoding ``data``'s byte-order mark names, as YAML detects it (1.2 spec, 5.2); None without one."""
+    for bom, encoding in BOMS:
+        if data.startswith(bom):
+            return encoding
+    return None
+
+
 def decode(data: bytes) -> str:
-    """A file's bytes as YAML text, the encodings go-yaml reads: UTF-8 (a BOM dropped), or UTF-16
-    with its BOM. Anything else is a ``yaml.YAMLError`` naming the first bad byte's line and column."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    """A file's bytes as YAML text: UTF-8, or the UTF-16 or UTF-32 its byte-order mark names (the mark
+    dropped). go-yaml, and so crossplane render and kubectl, read UTF-16 with a mark, not UTF-32
+    (measured, crossplane v2.2.1: ``yaml: control characters are not allowed``); YAML 1.2 asks
+    for both. Anything else is a ``yaml.YAMLError`` naming the first bad byte's line and column."""
+    encoding = bom_encoding(data)
+    if encoding not in (None, "utf-8"):
         try:
-            return data.decode("utf-16")
+            return data[len(_bom(encoding)):].decode(encoding)
         except UnicodeDecodeError as err:
-            raise yaml.YAMLError(f"yaml: invalid UTF-16: {err.reason} at byte {err.start}") from None
+            name = encoding.upper().replace("-LE", " LE").replace("-BE", " BE")
+            raise yaml.YAMLError(f"yaml: invalid {name}: {err.reason} at byte {err.start + len(_bom(encoding))}") \
+                from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise yaml.YAMLError(invalid_utf8(data, err)) from None
+
+
+def _bom(encoding: str) -> bytes:
+    return next(bom for bom, name in BOMS if name == encoding)
 
 
 def invalid_utf8(data: bytes, err: UnicodeDecodeError) -> str:
@@ -260,9 +316,9 @@ def _documents(text: str, loader: type) -> list[Any]:
                 index += 1
     except YAMLLimitError as err:
         raise located(err, text, index) from None
-    except RecursionError:
-        raise located(YAMLLimitError("yaml: the document nests too deeply (more levels than this reader's "
-                                     "stack allows; Kubernetes objects need a few dozen)"), text, index) from None
+    except RecursionError:  # nodes and copies are not recursive; merge keys (``<<``) chained thousands deep are
+        raise located(YAMLLimitError("yaml: the document nests too deeply (merge keys chained too deep)"), text,
+                      index) from None
     return out
 
 
@@ -285,5 +341,6 @@ def load_one(text: str) -> Any:
         return jsonify(docs[0]) if docs else None
     except YAMLLimitError as err:
         raise located(err, text, 0) from None
-    except RecursionError:
-        raise located(YAMLLimitError("yaml: the document nests too deeply"), text, 0) from None
+    except RecursionError:  # as in _documents
+        raise located(YAMLLimitError("yaml: the document nests too deeply (merge keys chained too deep)"), text,
+                      0) from None

@@ -5,10 +5,12 @@ datetime, which Kubernetes never sees). Directories are walked recursively in
 sorted order; files not ending in .yaml/.yml are skipped.
 
 Read as ``kubectl`` reads (measured against kubectl and kube-apiserver
-v1.35.4): UTF-8 or UTF-16 with a byte-order mark; a key given twice keeps its
-last value (kubectl turns YAML into JSON before sending, so the server never
-sees the duplicate); aliases within go-yaml's budget and never a cycle
-(``reader.check_expansion``). ``too_large`` is the API server's size limit.
+v1.35.4): UTF-8 or UTF-16 with a byte-order mark (UTF-32 with one too, which
+go-yaml does not read: ``reader.decode``); a key given twice keeps its last
+value (kubectl turns YAML into JSON before sending, so the server never sees
+the duplicate); aliases within go-yaml's budget and never a cycle
+(``reader.check_expansion``); nesting to 10,000 levels, go-yaml's limit.
+``too_large`` is the API server's size limit.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import yaml
 
 from modelplane import paths as where
 from modelplane.render import reader
+from modelplane.render.nodes import EventComposer
 
 # kube-apiserver refuses a request body over 3 MiB ("Request entity too large: limit is 3145728")
 # and etcd, with its default --max-request-bytes, an object over 1.5 MiB ("etcdserver: request is
@@ -32,8 +35,9 @@ STORAGE_LIMIT = 3 * 512 * 1024
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_Base):  # type: ignore[misc, valid-type]
-    """A safe loader that keeps timestamps as strings."""
+class _Loader(EventComposer, _Base):  # type: ignore[misc, valid-type]
+    """A safe loader that keeps timestamps as strings, composing without recursion to go-yaml's
+    10,000 levels (``render.nodes``; libyaml's own composer recurses in C and can crash)."""
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -66,7 +70,7 @@ def load_text(text: str) -> list[Any]:
 
 
 def load_file(path: Path) -> list[Any]:
-    """Every non-empty document of a YAML file (UTF-8, or UTF-16 with a byte-order mark)."""
+    """Every non-empty document of a YAML file (UTF-8, or UTF-16 or UTF-32 with a byte-order mark)."""
     return load_text(reader.decode(Path(path).read_bytes()))
 
 
