@@ -27,6 +27,7 @@ FN = "compose-model-deployment"
 CLIENT_OPTIONS = [("grpc.max_send_message_length", -1)]
 
 Call = Callable[[bytes], bytes]
+WARMUPS = 3
 
 
 class Server:
@@ -34,6 +35,11 @@ class Server:
 
     def __init__(self, proc: subprocess.Popen, address: str):
         self.proc, self.address = proc, address
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU the server's processes have used so far (a busy machine stretches wall
+        time, not this)."""
+        return sum(_cpu_ticks(pid) for pid in _tree(self.proc.pid)) / os.sysconf("SC_CLK_TCK")
 
     def peak_rss_mib(self) -> float:
         """VmHWM summed over the server and every process under it (all a Pod's memory limit would see)."""
@@ -59,6 +65,14 @@ def _hwm_kib(pid: int) -> int:
     except OSError:
         pass  # exited meanwhile
     return 0
+
+
+def _cpu_ticks(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0  # exited meanwhile
+    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
 
 
 @contextlib.contextmanager
@@ -91,7 +105,7 @@ def channel(address: str) -> Iterator[Call]:
         yield lambda data: rpc(data, wait_for_ready=True)
 
 
-def timings(call: Call, data: bytes | list[bytes], runs: int, warmups: int = 3) -> list[float]:
+def timings(call: Call, data: bytes | list[bytes], runs: int, warmups: int = WARMUPS) -> list[float]:
     """Wall ms of ``runs`` calls after ``warmups`` (the first calls fill the server's caches);
     of a list of requests the warm-ups send the first, the timed calls the others in turn."""
     sent = data if isinstance(data, list) else [data, data]

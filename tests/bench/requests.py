@@ -10,7 +10,10 @@ function only answers "please fetch".
 Protobuf messages merge when their encodings are concatenated (maps by key), so
 a request is built as the small part naming the deployment (the XR and its
 observed children) followed by the large required part, which is encoded once
-per fleet size and shared by every deployment a benchmark sends.
+per fleet size and shared by every deployment a benchmark sends. A steady
+request of a deployment the simulated fleet holds (``member_part``) brings
+its own ModelServices, so the clusters and classes (``fleet_part``) and the
+services (``services_part``) are encoded apart.
 """
 from __future__ import annotations
 
@@ -105,20 +108,57 @@ def deployment(name: str = "qwen3-8b", namespace: str = "ml-team") -> dict:
 
 
 @functools.cache  # 10,000 simulated clusters take a while to build; every table of a run shares them
-def required_part(n: int, simulated: bool = False) -> bytes:
-    """The required resources of a request at n clusters, encoded (the large, shared part); with
-    ``simulated``, the clusters and classes as a simulated fleet publishes them (``simfleet``)."""
+def fleet_part(n: int, simulated: bool = False, shape: str = "own") -> bytes:
+    """The clusters and classes of a request at n clusters, encoded (the large, shared part); with
+    ``simulated``, as a simulated fleet of ``shape`` publishes them (``simfleet``)."""
     if simulated:
         from tests.bench import simfleet
-        found, kinds = simfleet.clusters(n), simfleet.classes()
+        found, kinds = simfleet.clusters(n, shape), simfleet.classes(shape)
     else:
         found, kinds = clusters(n), classes()
+    return _required({CLUSTERS: found, CLASSES: kinds})
+
+
+def services_part(services: list[dict]) -> bytes:
+    """The namespace's ModelServices, encoded (present even when none: "fetched, nothing matched")."""
+    return _required({SERVICES: services})
+
+
+def required_part(n: int, simulated: bool = False, shape: str = "own") -> bytes:
+    """Every required resource of a request at n clusters: ``fleet_part`` and no ModelServices."""
+    return fleet_part(n, simulated, shape) + services_part([])
+
+
+def _required(buckets: dict[str, list[dict]]) -> bytes:
     req = fnv1.RunFunctionRequest()
-    for key, items in ((CLUSTERS, found), (CLASSES, kinds), (SERVICES, [])):
+    for key, items in buckets.items():
         bucket = req.required_resources[key]  # present even when empty: "fetched, nothing matched"
         for item in items:
             bucket.items.add().resource.update(item)
     return req.SerializeToString()
+
+
+def member_part(shape: str, call: int | None = None) -> bytes:
+    """A deployment of the simulated fleet (``simfleet.member``) as its steady request brings it,
+    but the clusters and classes (``fleet_part``): its XR and children as simulated, its
+    namespace's ModelServices, the simulated time in the context (as the simulator sends it).
+    ``call`` adds a context entry no function reads, so the request is not byte for byte one
+    answered before: the server composes it (a replica that has not answered it)."""
+    from modelplane.pipeline.composition import NOW_CONTEXT_KEY
+
+    from tests.bench import simfleet
+    m = simfleet.member(shape)
+    req = fnv1.RunFunctionRequest()
+    req.observed.composite.resource.update(m.xr)
+    for child, obj in m.observed.items():
+        req.observed.resources[child].resource.update(obj)
+    req.context.update({NOW_CONTEXT_KEY: m.now, **({} if call is None else {"bench.modelplane.ai/call": call})})
+    return req.SerializeToString() + services_part(list(m.services))
+
+
+def member_request(n: int, shape: str) -> bytes:
+    """``member_part`` with the simulated fleet's clusters at n clusters (its own among them)."""
+    return member_part(shape) + fleet_part(n, True, shape)
 
 
 def deployment_part(observed: dict[str, dict] | None = None, name: str = "qwen3-8b") -> bytes:
