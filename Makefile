@@ -23,7 +23,7 @@ export UV_PYTHON_DOWNLOADS := never
 -include hack/images.mk
 
 help: ## Show the targets
-	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-27s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 $(UVSTAMP):
 	$(PY) -m venv $(VENV)

@@ -12,7 +12,7 @@ lab-status: $(STAMP) ## Every lab process: pid, alive, port, memory
 lab-down: $(STAMP) ## Stop every process the lab started
 	$(BIN)/modelplane lab down --state $(LAB_STATE)
 
-lab-test: $(STAMP) ## Lab tests with real API servers, scheduler, kwok and LWS (needs make tools)
+lab-test: $(STAMP) ## Lab tests with real API servers, scheduler, kwok and LWS (needs make tools-judges tools-lab)
 	MODELPLANE_REQUIRE_TOOLS=1 $(PYTEST) -m lab tests/lab
 
 .PHONY: lab-up lab-status lab-down lab-test
