@@ -8,9 +8,9 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
-import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -20,7 +20,6 @@ import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelplane import functions
-from modelplane.kube.net import free_port
 from modelplane.pipeline.composition import to_dict
 from modelplane.pipeline.server import run_compose
 
@@ -79,6 +78,19 @@ def serve_process(function: str, *extra: str, env: Mapping[str, str] | None = No
         yield address
 
 
+def wait_for_address(proc: subprocess.Popen, address_file: Path, wait: float) -> str:
+    """The address a ``serve --address-file`` process wrote, once it listens (``wait`` bounds a
+    start on a busy machine: it guards a hang and is not what a test judges)."""
+    deadline = time.monotonic() + wait
+    while not address_file.exists():
+        if proc.poll() is not None:
+            raise RuntimeError(f"serve exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"serve did not start listening within {wait:.0f}s")
+        time.sleep(0.05)
+    return address_file.read_text().strip()
+
+
 @contextlib.contextmanager
 def serve_popen(function: str, *extra: str, env: Mapping[str, str] | None = None,
                 wait: float = 60.0) -> Iterator[tuple[subprocess.Popen, str]]:
@@ -86,25 +98,20 @@ def serve_popen(function: str, *extra: str, env: Mapping[str, str] | None = None
 
     ``wait`` bounds a start on a busy machine (it ends as soon as the port listens): generous,
     because it is not what a test judges."""
-    port = free_port()
-    address = f"127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "modelplane.cli", "serve", *([function] if function else []), "--address", address, *extra]
+    # Port 0 and --address-file: the server says which port it got, so no other server can be
+    # mistaken for it (a port picked beforehand could be taken first).
+    files = tempfile.TemporaryDirectory(prefix="modelplane-serve-")
+    address_file = Path(files.name) / "address"
+    cmd = [sys.executable, "-m", "modelplane.cli", "serve", *([function] if function else []),
+           "--address", "127.0.0.1:0", "--address-file", str(address_file), *extra]
     proc = subprocess.Popen(
         cmd, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"serve exited {proc.returncode}: {proc.stderr.read()}")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
-        else:
-            raise RuntimeError(f"serve did not start listening within {wait:.0f}s")
+        address = wait_for_address(proc, address_file, wait)
         yield proc, address
     finally:
+        files.cleanup()
         proc.terminate()
         try:
             proc.wait(timeout=10)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support import ROOT, call, desired, fatal, free_port, request
+from tests.support import ROOT, call, desired, fatal, request, wait_for_address
 
 # What the wheel is built from; everything else in the checkout stays out of the build.
 SOURCES = ("pyproject.toml", "README.md", "lib", "schemas", "functions", "apis")
@@ -145,13 +145,13 @@ def test_simulate_the_example_fleet(installed: Installed):
 
 
 def test_serve_answers_run_function(installed: Installed):
-    port = free_port()
+    address_file = installed.work / "serve.address"
     proc = subprocess.Popen([str(installed.venv / "bin" / "modelplane"), "serve", "compose-inference-gateway",
-                             "--insecure", "--address", f"127.0.0.1:{port}"],
+                             "--insecure", "--address", "127.0.0.1:0", "--address-file", str(address_file)],
                             cwd=installed.work, env=_env(installed.venv), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        rsp = call(f"127.0.0.1:{port}", request({"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceGateway",
+        rsp = call(wait_for_address(proc, address_file, 60), request({"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceGateway",
                                                   "metadata": {"name": "default"}, "spec": {}}), timeout=30)
         assert fatal(rsp) is None
         assert {"gateway", "gatewayclass", "release-envoy-gateway"} <= set(desired(rsp))

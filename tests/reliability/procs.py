@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Self
@@ -24,26 +22,20 @@ class Server:
     """One ``modelplane serve FUNCTION`` process on a free local port."""
 
     def __init__(self, function: str, *extra: str, env: Mapping[str, str] | None = None):
-        self.port = support.free_port()
-        self.address = f"127.0.0.1:{self.port}"
         self._dir = Path(tempfile.mkdtemp(prefix="modelplane-rel-"))
         self._out = open(self._dir / "stdout", "w")  # noqa: SIM115 - lives as long as the process
         self._err = open(self._dir / "stderr", "w")  # noqa: SIM115 - closed in stop()
-        cmd = [sys.executable, "-m", "modelplane.cli", "serve", function, "--address", self.address, *extra]
+        # Port 0 and --address-file: the port this server got, never one another server took first.
+        address_file = self._dir / "address"
+        cmd = [sys.executable, "-m", "modelplane.cli", "serve", function, "--address", "127.0.0.1:0",
+               "--address-file", str(address_file), *extra]
         self.proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, stdout=self._out, stderr=self._err,
                                      cwd=support.ROOT)
-        self._wait_listening()
-
-    def _wait_listening(self, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"serve exited {self.proc.returncode}: {self.logs()}")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError("serve did not start listening within 30s")
+        try:
+            self.address = support.wait_for_address(self.proc, address_file, 60)
+        except RuntimeError as err:
+            raise RuntimeError(f"{err}: {self.logs()}") from None
+        self.port = int(self.address.rpartition(":")[2])
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -45,8 +45,12 @@ SUBCOMMANDS = {
               help="Response TTL: with realtime compositions Crossplane reconciles each XR again after it. "
                    "Longer means fewer calls at rest in a large fleet, and new capacity seen later; "
                    "time-based decisions (failover, drain) still shorten it. Env: MODELPLANE_RESPONSE_TTL.")
+@click.option("--address-file", "address_file", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="FILE",
+              help="Once listening, write host:port to FILE (with --address 127.0.0.1:0, the port the kernel "
+                   "chose): how a program that starts the server learns its port without racing for one.")
 def serve_command(function, debug, address, tls_certs_dir, insecure, max_recv_message_size, max_send_message_size,
-                  ttl):
+                  ttl, address_file):
     """Serve FUNCTION (or $MODELPLANE_FUNCTION) over gRPC, as Crossplane runs it."""
     from modelplane import functions
     from modelplane.pipeline import server
@@ -67,6 +71,7 @@ def serve_command(function, debug, address, tls_certs_dir, insecure, max_recv_me
         max_recv_message_size=max(max_recv_message_size, server.DEFAULT_MAX_RECV_MB),
         max_send_message_size=max_send_message_size,
         ttl_seconds=ttl,
+        address_file=address_file,
     )
 
 

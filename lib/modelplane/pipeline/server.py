@@ -212,15 +212,30 @@ async def _stop_when_orphaned(stopping: asyncio.Event) -> None:
     stopping.set()
 
 
-async def _serve(runner: FunctionRunner, address: str, creds, insecure: bool, options, grace: float) -> None:
+def _write_address(path: str, address: str, port: int) -> None:
+    """Write ``host:port`` (the port bound, which ``:0`` leaves to the kernel) to ``path``, whole or
+    not at all: a reader waiting for the file never sees half of it."""
+    host = address.rpartition(":")[0] or "127.0.0.1"
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        f.write(f"{host}:{port}\n")
+    os.replace(tmp, path)
+
+
+async def _serve(runner: FunctionRunner, address: str, creds, insecure: bool, options, grace: float,
+                 address_file: str | None = None) -> None:
     server = grpc.aio.server(options=options)
     server.add_generic_rpc_handlers(_handlers(runner))
     reflection.enable_server_reflection(runtime.SERVICE_NAMES, server)
-    if insecure:
-        server.add_insecure_port(address)
-    else:
-        server.add_secure_port(address, creds)
+    try:
+        port = server.add_insecure_port(address) if insecure else server.add_secure_port(address, creds)
+    except RuntimeError:  # gRPC's "Failed to bind": the port is taken, or the address is not ours
+        raise SystemExit(f"modelplane serve: cannot listen on {address}: another process listens there, or the "
+                         "address is not one of this machine's; choose another --address (port 0 lets the kernel "
+                         "choose: --address-file FILE then says which)") from None
     await server.start()
+    if address_file:
+        _write_address(address_file, address, port)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -258,9 +273,11 @@ def serve(
     max_send_message_size: int | None = None,
     grace: float = SHUTDOWN_GRACE_SECONDS,
     ttl_seconds: int = int(response.DEFAULT_TTL.total_seconds()),
+    address_file: str | None = None,
 ) -> None:
     """Serve ``compose`` as function ``function`` until SIGTERM/SIGINT (blocking); in-flight calls
-    finish first. The caller looks the function up (``modelplane.functions.load``): this layer knows
+    finish first. ``address_file``, when given, receives the address once the server listens (with
+    port 0 in ``address``, the one way for a caller to learn the port without a race). The caller looks the function up (``modelplane.functions.load``): this layer knows
     no function by name."""
     arena.tune()   # before gRPC's threads allocate (see arena)
     fnlogging.configure(level=fnlogging.Level.DEBUG if debug else fnlogging.Level.INFO)
@@ -273,7 +290,11 @@ def serve(
     options = [
         ("grpc.max_receive_message_length", max_recv_message_size * 1024 * 1024),
         ("grpc.max_send_message_length", send * 1024 * 1024),
+        # gRPC binds with SO_REUSEPORT by default: a second server on a port already taken would
+        # share it, and the kernel would hand each connection to either, another function
+        # answering. Off, the second bind fails and says so.
+        ("grpc.so_reuseport", 0),
     ]
     creds = None if insecure else runtime.load_credentials(tls_certs_dir)
     runner = FunctionRunner(function, compose, ttl=datetime.timedelta(seconds=ttl_seconds))
-    asyncio.run(_serve(runner, address, creds, insecure, options, grace))
+    asyncio.run(_serve(runner, address, creds, insecure, options, grace, address_file))

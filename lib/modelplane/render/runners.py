@@ -24,10 +24,12 @@ import ipaddress
 import os
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -166,8 +168,12 @@ class FunctionPool:
     function (tests substitute their own).
     """
 
-    def __init__(self, command: Callable[[str, str], list[str]] = serve_command):
+    def __init__(self, command: Callable[[str, str], list[str]] | None = None):
+        # Our own servers bind port 0 and write the port they got to a file (serve --address-file):
+        # a port picked beforehand could be taken by another server first, and then that server
+        # would be dialled. A substituted command gets a free port and is probed on it.
         self._command = command
+        self._files = tempfile.TemporaryDirectory(prefix="modelplane-fns-") if command is None else None
         self._targets: dict[str, str] = {}  # Function name -> target
         self._pinned: dict[str, str] = {}  # names served in process, never re-resolved
         self._processes: dict[str, tuple[Process, str]] = {}  # Modelplane function -> (process, target)
@@ -220,11 +226,17 @@ class FunctionPool:
         with self._lock:
             if function in self._processes and self._processes[function][0].alive():
                 return
-            target = f"127.0.0.1:{free_port()}"
+            if self._command is None:
+                target = str(Path(self._files.name) / function)  # the address file, until it is read
+                Path(target).unlink(missing_ok=True)
+                argv = [*serve_command(function, "127.0.0.1:0"), "--address-file", target]
+            else:
+                target = f"127.0.0.1:{free_port()}"
+                argv = self._command(function, target)
             # No log file and the terminal's process group: a function server is part of this
             # command, leaves nothing behind and gets the terminal's Ctrl-C with it.
-            process = Process(function, self._command(function, target), env={PARENT_PID_ENV: str(os.getpid())},
-                              own_session=False, grace=_STOP_GRACE)
+            process = Process(function, argv, env={PARENT_PID_ENV: str(os.getpid())}, own_session=False,
+                              grace=_STOP_GRACE)
             self._processes[function] = (process, target)
 
     def _local(self, function: str, deadline: float) -> str:
@@ -232,16 +244,24 @@ class FunctionPool:
         process, target = self._processes[function]
         if process in self._listening and process.alive():
             return target  # seen listening, still running: no need to dial again on every render
-        # Poll the port rather than a gRPC connectivity future: those leave a
-        # polling thread behind that fails loudly once the channel closes.
-        port = int(target.rpartition(":")[2])
+        # Poll the address file, or the port, rather than a gRPC connectivity future: those leave
+        # a polling thread behind that fails loudly once the channel closes.
+        if self._command is None:
+            probe = Path(target).exists
+        else:
+            port = int(target.rpartition(":")[2])
+            probe = lambda: tcp_open(port, timeout=0.1)
         try:
-            process.wait_ready(lambda: tcp_open(port, timeout=0.1), deadline - time.monotonic(), interval=0.02)
+            process.wait_ready(probe, deadline - time.monotonic(), interval=0.02)
         except ComponentError:
             if not process.alive():
                 raise RenderError(f"function {function!r} exited with code {process.proc.returncode}: "
                                   f"{process.output().strip()[-2000:]}") from None
-            raise RenderError(f"function {function!r} did not start listening on {target} before the deadline") from None
+            where = "" if self._command is None else f" on {target}"
+            raise RenderError(f"function {function!r} did not start listening{where} before the deadline") from None
+        if self._command is None:
+            target = Path(target).read_text().strip()
+            self._processes[function] = (process, target)
         self._listening.add(process)
         return target
 
@@ -308,6 +328,9 @@ class FunctionPool:
         self._servers.clear()
         self._targets.clear()
         self._pinned.clear()
+        if self._files is not None:
+            self._files.cleanup()
+            self._files = tempfile.TemporaryDirectory(prefix="modelplane-fns-")
 
 
 def pid_of(pool: FunctionPool, function: str) -> int | None:
