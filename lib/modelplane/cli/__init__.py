@@ -49,8 +49,12 @@ SUBCOMMANDS = {
               metavar="FILE",
               help="Once listening, write host:port to FILE (with --address 127.0.0.1:0, the port the kernel "
                    "chose): how a program that starts the server learns its port without racing for one.")
+@click.option("--shutdown-grace", "grace", type=click.FloatRange(0, 3600), default=5.0, show_default=True,
+              envvar="MODELPLANE_SHUTDOWN_GRACE", metavar="SECONDS",
+              help="After SIGTERM, how long calls in flight may take to finish before they are cancelled "
+                   "(keep it below the pod's terminationGracePeriodSeconds). Env: MODELPLANE_SHUTDOWN_GRACE.")
 def serve_command(function, debug, address, tls_certs_dir, insecure, max_recv_message_size, max_send_message_size,
-                  ttl, address_file):
+                  ttl, address_file, grace):
     """Serve FUNCTION (or $MODELPLANE_FUNCTION) over gRPC, as Crossplane runs it."""
     from modelplane import functions
     from modelplane.pipeline import server
@@ -72,6 +76,7 @@ def serve_command(function, debug, address, tls_certs_dir, insecure, max_recv_me
         max_send_message_size=max_send_message_size,
         ttl_seconds=ttl,
         address_file=address_file,
+        grace=grace,
     )
 
 
