@@ -9,7 +9,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.errors import InputError
 from modelplane.pipeline.composition import Composition, to_dict
 from modelplane.pipeline.memo import digest
-from modelplane.pipeline.plain import PlainMemo
+from modelplane.pipeline.plain import PlainMemo, wire_of
 from modelplane.pipeline.received import Received
 from modelplane.pipeline.server import decode_request
 
@@ -97,3 +97,30 @@ def test_an_undecodable_required_item_is_an_input_error_naming_the_requirement()
         Composition(received, fnv1.RunFunctionResponse(), "test").required("classes")
     assert err.value.field == "requirements"
     assert "required resource 'classes' could not be decoded" in err.value.message
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> bytes:
+        self.calls += 1
+        return b"bytes %d" % self.calls
+
+
+def test_the_wire_bytes_of_equal_data_are_built_once_and_of_other_data_again():
+    build = _Builder()
+    first = wire_of({"a": 1, "b": [1.5, "x"], "test": "wire_of equal"}, build)
+    again = wire_of({"a": 1, "b": [1.5, "x"], "test": "wire_of equal"}, build)
+    assert (first, again, build.calls) == (b"bytes 1", b"bytes 1", 1)
+    wire_of({"b": [1.5, "x"], "a": 1, "test": "wire_of equal"}, build)   # another order: other bytes
+    wire_of({"a": 1.0, "b": [1.5, "x"], "test": "wire_of equal"}, build)  # a float is not an int
+    assert build.calls == 3
+
+
+def test_data_that_does_not_pickle_is_built_every_time():
+    build = _Builder()
+    odd = {"f": lambda: None}
+    wire_of(odd, build)
+    wire_of(odd, build)
+    assert build.calls == 2

@@ -29,7 +29,7 @@ from google.protobuf import struct_pb2
 from modelplane import clock, conditions
 from modelplane.errors import InputError
 from modelplane.pipeline import structs
-from modelplane.pipeline.plain import PLAIN
+from modelplane.pipeline.plain import PLAIN, wire_of
 from modelplane.pipeline.received import Received, decode_item, undecodable
 from modelplane.pipeline.structwire import parsed_bytes
 
@@ -159,7 +159,9 @@ class Composition:
     def desired(self, name: str) -> dict | None:
         if name not in self.rsp.desired.resources:
             return None
-        return to_dict(self.rsp.desired.resources[name].resource)
+        # kept: the same XR desires the same resources call after call (compose-inference-cluster
+        # reads every one of them back to order their deletion)
+        return _kept_dict(self.rsp.desired.resources[name].resource)
 
     def desire(self, name: str, obj: Mapping[str, Any], ready: bool | None = None) -> None:
         """Set one desired composed resource (replacing any earlier value).
@@ -172,7 +174,7 @@ class Composition:
         target = self.rsp.desired.resources[name]
         target.resource.Clear()
         # The bytes of what Struct.update would build, parsed in C: the same Struct, 40% sooner
-        target.resource.ParseFromString(parsed_bytes(dict(obj)))
+        target.resource.ParseFromString(wire_of(obj, lambda: parsed_bytes(dict(obj))))
         target.ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
 
     def drop(self, name: str) -> None:
