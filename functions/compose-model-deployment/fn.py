@@ -9,10 +9,12 @@ has passed, then deleted); compose one ModelReplica and one ModelEndpoint per
 placed replica; report replicas, placements, removals and the Scheduled and
 Progressing conditions; ask to be called again when a time-based decision
 is due, or else say the answer holds whatever the time, so the server may
-give it again for the same request (lib/modelplane/deployment).
+give it again for the same request, unless a selector was rejected for the
+moment (CEL's CPU deadline) while scheduling (lib/modelplane/deployment).
 """
 import dataclasses
 
+from modelplane import cel
 from modelplane import conditions as C
 from modelplane.deployment import drain, inputs, observed, rollout, status
 from modelplane.deployment.compose import Decided, Seen, Template, children
@@ -30,6 +32,7 @@ DRAIN_RECHECK_SECONDS = 10
 
 
 def compose(c: Composition) -> None:
+    transient = cel.transient_rejections()
     md = parse(ModelDeployment, c.xr)
     check_selectors(md)
     inputs.require(c, md)
@@ -99,7 +102,9 @@ def compose(c: Composition) -> None:
             waits.append(max(1.0, min(float(DRAIN_RECHECK_SECONDS), r.wait)))
     if waits:
         c.requeue_after(min(waits))
-    elif not leaving:
+    elif not leaving and cel.transient_rejections() == transient:
         # The clock decided nothing: failover has nothing pending (a cluster that failed over
-        # stays failed) and no replica drains. The same request later gets this same answer.
+        # stays failed) and no replica drains. The same request later gets this same answer,
+        # unless a selector hit CEL's CPU deadline on this busy moment: then the next call must
+        # evaluate again, not be given this answer.
         c.cacheable()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelplane import paths
+from modelplane import functions, paths
 from modelplane.cel import guards
 from modelplane.pipeline.composition import NOW_CONTEXT_KEY
 from modelplane.validate import Validator
@@ -402,6 +402,23 @@ def test_output_is_deterministic(monkeypatch):
     a = run(FN, at_noon(request(xr, required=inputs(*FLEET)))).SerializeToString(deterministic=True)
     b = run(FN, at_noon(request(xr, required=inputs(*reversed(FLEET))))).SerializeToString(deterministic=True)
     assert a == b
+
+
+def test_an_answer_that_met_the_cel_cpu_deadline_is_never_kept(monkeypatch):
+    """A selector rejected for the moment (CPU deadline) leaves the replica unplaced this call only:
+    such an answer must not be given again for the same request, or a busy second would stick."""
+    from modelplane.pipeline.server import compose_call
+
+    xr = deployment(QWEN_DEMO)
+    _, timeless = compose_call(FN, functions.load(FN), at_noon(request(xr, required=inputs(*FLEET))))
+    assert timeless  # the same request at rest: the answer holds whatever the time
+    monkeypatch.setitem(guards.LIMITS, "dra", dataclasses.replace(guards.LIMITS["dra"], cpu_ms=0.0))
+    # A selector no earlier call evaluated (the process-wide memo answers known ones without CEL).
+    for d in xr["spec"]["engines"][0]["members"][0]["nodeSelector"]["devices"]:
+        d["selectors"] = [*d.get("selectors", []), {"cel": 'device.driver != "transient.test.invalid"'}]
+    rsp, timeless = compose_call(FN, functions.load(FN), at_noon(request(xr, required=inputs(*FLEET))))
+    assert "CPU" in conditions(rsp)["Scheduled"].message
+    assert not timeless
 
 
 def at_noon(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionRequest:

@@ -6,6 +6,7 @@ Public surface (the engine, cel-python, stays inside :mod:`.adapter`)::
     Program.evaluate(activation) -> value      # raises CELError
     evaluate_rule(expr, self_value, old_self=None) -> (ok, error)
     Device.from_class_device(d); match(expr, device) -> MatchResult
+    transient_rejections() -> int              # this thread's CPU-deadline rejections so far
     stats() / reset_stats()
 
 Errors: CELError, and CELRejected (a CELError) for guard failures.
@@ -17,7 +18,7 @@ checked before parsing), ``errors`` (the error tree), ``stats`` (counters of
 real CEL work).
 """
 from .adapter import Program, compile, evaluate_rule
-from .device import Device, DeviceError, MatchResult, match
+from .device import Device, DeviceError, MatchResult, match, transient_rejections
 from .errors import CELError, CELRejected
 from .stats import reset_stats, stats
 
@@ -31,6 +32,7 @@ __all__ = [
     "compile",
     "evaluate_rule",
     "match",
+    "transient_rejections",
     "reset_stats",
     "stats",
 ]

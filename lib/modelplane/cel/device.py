@@ -154,6 +154,18 @@ _memo: OrderedDict[tuple[str, tuple], MatchResult] = OrderedDict()
 _poisoned: OrderedDict[str, MatchResult] = OrderedDict()
 
 
+# Transient rejections (the CPU deadline: a fact about the moment, not the selector) counted per
+# thread: a caller that evaluated on this thread can tell whether an answer it built depends on
+# one, and must not be kept and given again (compose-model-deployment's cacheable answer).
+_transient = threading.local()
+
+
+def transient_rejections() -> int:
+    """How many selector evaluations on this thread were rejected for the moment (CPU deadline)
+    so far; compare two readings around a piece of work."""
+    return getattr(_transient, "count", 0)
+
+
 def match(expr: str, device: Device) -> MatchResult:
     """Evaluate the DRA selector ``expr`` against ``device`` (memoized by content).
 
@@ -173,6 +185,7 @@ def match(expr: str, device: Device) -> MatchResult:
     result, rejected = _evaluate(expr, device)
     with _lock:
         if rejected is not None and rejected.transient:
+            _transient.count = transient_rejections() + 1
             return result
         if rejected is not None:
             _remember(_poisoned, expr, result, POISON_SIZE)
