@@ -87,7 +87,7 @@ def test_cannot_pass_arbitrary_objects() -> None:
 def test_exported_members() -> None:
     assert sorted(cel.__all__) == [
         "CELError", "CELRejected", "Device", "DeviceError", "MatchResult", "Program",
-        "compile", "evaluate_rule", "match", "reset_stats", "stats",
+        "compile", "evaluate_rule", "match", "reset_stats", "stats", "transient_rejections",
     ]
 
 

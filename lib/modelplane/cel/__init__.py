@@ -32,7 +32,7 @@ __all__ = [
     "compile",
     "evaluate_rule",
     "match",
-    "transient_rejections",
     "reset_stats",
     "stats",
+    "transient_rejections",
 ]
