@@ -410,6 +410,8 @@ def test_an_answer_that_met_the_cel_cpu_deadline_is_never_kept(monkeypatch):
     from modelplane.pipeline.server import compose_call
 
     xr = deployment(QWEN_DEMO)
+    # First a budget no evaluation reaches (a busy machine must not make this call transient too).
+    monkeypatch.setitem(guards.LIMITS, "dra", dataclasses.replace(guards.LIMITS["dra"], cpu_ms=60_000.0))
     _, timeless = compose_call(FN, functions.load(FN), at_noon(request(xr, required=inputs(*FLEET))))
     assert timeless  # the same request at rest: the answer holds whatever the time
     monkeypatch.setitem(guards.LIMITS, "dra", dataclasses.replace(guards.LIMITS["dra"], cpu_ms=0.0))
