@@ -33,6 +33,8 @@ NOT_FOUND = "NotFound"
 INVALID_INPUT = "InvalidInput"
 NO_MATCH = "NoMatchingEndpoints"
 NO_MATCHING_CLUSTERS = "NoMatchingClusters"
+# Serving (ModelReplica): an engine cannot start without a change (lib/workloads/engine_status.py).
+ENGINE_FAILING = "EngineFailing"
 # Progressing (ModelDeployment rollouts, lib/deployment/rollout.py).
 NEW_REVISION_AVAILABLE = "NewRevisionAvailable"
 ROLLING_UPDATE = "RollingUpdate"
