@@ -69,13 +69,21 @@ def _base(api_version: str) -> str:
 
 
 class Client:
-    """HTTPS to ``server`` trusting ``ca``, authenticated by ``cert``/``key`` files."""
+    """HTTPS to ``server`` trusting ``ca``, authenticated by ``cert``/``key`` files or a bearer token.
 
-    def __init__(self, server: str, ca: Path, cert: Path, key: Path, timeout: float = 30.0) -> None:
+    ``token_file`` is read on every call, not once: a pod's projected service-account
+    token is rotated by the kubelet, and a program that kept the first one would be
+    refused after it expires (the in-cluster way, as client-go's rest.InClusterConfig).
+    """
+
+    def __init__(self, server: str, ca: Path, cert: Path | None = None, key: Path | None = None,
+                 timeout: float = 30.0, *, token_file: Path | None = None) -> None:
         self.server = server.rstrip("/")
         self.timeout = timeout
+        self.token_file = token_file
         ctx = ssl.create_default_context(cafile=str(ca))
-        ctx.load_cert_chain(str(cert), str(key))
+        if cert is not None and key is not None:
+            ctx.load_cert_chain(str(cert), str(key))
         self._opener = net.opener(ctx)  # no proxy: see kube.net
         self._discovery: dict[str, dict[str, Resource]] = {}
 
@@ -85,8 +93,10 @@ class Client:
         """One call; the decoded JSON (or text) answer. Raises ApiError on 4xx/5xx."""
         url = self.server + path + (("?" + urllib.parse.urlencode(query)) if query else "")
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        req = urllib.request.Request(url, data=data, method=method,
-                                     headers={"Content-Type": content_type, "Accept": "application/json"})
+        headers = {"Content-Type": content_type, "Accept": "application/json"}
+        if self.token_file is not None:
+            headers["Authorization"] = "Bearer " + self.token_file.read_text().strip()
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             with self._opener.open(req, timeout=self.timeout) as rsp:
                 return _decode(rsp.read())
