@@ -6,15 +6,22 @@ namespace and the replica route, hold the cluster's provider config with a
 Usage per Object until that Object is deleted (deleting the cluster must not
 strand them), then report readiness, url, rewritePath and the backend references a
 ModelService's route on this cluster uses.
+
+Secrets the pods read (lib/modelplane/workloads/secrets.py) are required by name
+in the replica's namespace; each one found is copied to the cluster under a
+replica-scoped name and the pod templates read the copies. A workload waits for
+its copies (kept as observed when it exists, not yet composed when new); a
+missing Secret never holds it: the SecretsFound condition names it and the fix.
 """
 from modelplane import conditions as C
 from modelplane.naming import dns_label
-from modelplane.objects import remote_namespace, remote_object, remote_status
-from modelplane.pipeline.composition import Composition
+from modelplane.objects import manifest_of, remote_namespace, remote_object, remote_status
+from modelplane.pipeline.composition import Composition, is_ready
 from modelplane.pipeline.xr import parse
 from modelplane.platform import ordering
 from modelplane.schemas.model_replica import ModelReplica
 from modelplane.workloads import replica as R
+from modelplane.workloads import secrets as S
 
 
 def compose(c: Composition) -> None:
@@ -27,10 +34,37 @@ def compose(c: Composition) -> None:
     composed = {ns_name: remote_namespace(ns_name, provider, c.namespace, c.namespace)}
     c.desire(ns_name, composed[ns_name])
 
-    waiting = []
-    for child in R.assemble(mr, c.name, c.namespace):
+    children = R.assemble(mr, c.name, c.namespace)
+    uses = S.uses_of(child.manifest for child in children)
+    for secret in uses:
+        c.require(S.requirement(secret), "v1", "Secret", match_name=secret, namespace=c.namespace)
+    found = S.found(uses, {secret: c.required(S.requirement(secret)) for secret in uses})
+    copies = {secret: S.copy_name(c.name, secret) for secret in uses}
+    for secret, secret_type in found.present.items():
+        key = copies[secret]
+        obj = composed[key] = remote_object(
+            key, S.copy_manifest(c.name, c.namespace, secret, secret_type, labels), provider,
+            namespace=c.namespace, labels=labels, readiness="SuccessfulCreate", watch=True)
+        obj["spec"]["references"] = S.references(c.namespace, secret)
+        c.desire(key, obj)
+    copied = {secret for secret in found.present if is_ready(c.observed.get(copies[secret]))}
+
+    waiting, kept = [], []
+    for child in children:
+        # Copies first: a workload whose Secrets are not copied yet keeps its observed spec.
+        early = S.not_copied(child.manifest, found, copied)
+        if early:
+            if child.name in c.observed:
+                kept.append(c.observed[child.name])
+                if child.ready_cel and not R.workload_ready(child, remote_status(c.observed[child.name])):
+                    waiting.append(child.manifest["metadata"]["name"])
+            else:
+                waiting.append(f"{child.manifest['metadata']['name']} (after the copies of Secret(s) "
+                               f"{', '.join(early)})")
+            continue
+        manifest = S.rewrite(child.manifest, copies) if uses else child.manifest
         obj = composed[child.name] = remote_object(
-            child.name, child.manifest, provider, namespace=c.namespace, labels=labels,
+            child.name, manifest, provider, namespace=c.namespace, labels=labels,
             readiness="DeriveFromCelQuery" if child.ready_cel else "SuccessfulCreate")
         if child.ready_cel:
             obj["spec"]["readiness"]["celQuery"] = child.ready_cel
@@ -54,6 +88,10 @@ def compose(c: Composition) -> None:
         c.condition(C.SYNCED_INPUTS, False, C.WAITING_FOR_INPUTS,
                     "spec.cluster.gateway has no name/namespace yet; the replica route waits for it")
 
+    # A copy leaves with the last workload that reads it (a kept workload may still read an old one).
+    for key in S.unread_copies(c.observed, copies, [manifest_of(o) for o in kept]):
+        c.drop(key)
+
     ordering.hold_provider_configs(c, composed)
 
     status = {"ready": not waiting, "rewritePath": R.rewrite_path(c.namespace, c.name),
@@ -66,3 +104,4 @@ def compose(c: Composition) -> None:
     else:
         c.condition(R.SERVING, True, C.AVAILABLE, "every workload reports its replicas ready")
     c.set_ready(not waiting)
+    c.condition(S.SECRETS_FOUND, *S.condition(c.namespace, uses, found))

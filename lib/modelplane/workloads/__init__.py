@@ -11,5 +11,7 @@ Objects that run it on its cluster; each module builds one shape:
 - ``standalone``: Deployment + Service for a Standalone engine;
 - ``gang``: LeaderWorkerSet + InferencePool + endpoint picker for a Leader/Worker engine;
 - ``disaggregated``: the llm-d prefill/decode shape over two engines;
-- ``replica``: assembling all of it, the replica route and the status.
+- ``replica``: assembling all of it, the replica route and the status;
+- ``secrets``: the Secrets the pods read, copied to the replica's cluster under
+  replica-scoped names, and the pod templates rewritten to read the copies.
 """
