@@ -21,7 +21,8 @@ functions           ``functions``: the eight ``fn.py`` and their registry
 loopback programs   ``kube``: upstream programs on this machine (processes, ports,
                     PKI, command lines, etcd, kube-apiserver, a small client);
                     ``mockengine``: an OpenAI-compatible mock engine (no weights)
-render              ``render``: ``crossplane render``, in Python
+render              ``render``: ``crossplane render``, in Python; ``observer``: the
+                    engine observer each workload cluster runs (pods -> reports)
 validate            ``validate``: offline admission (schemas, defaults, CEL rules)
 physical            ``physical``: what a workload cluster holds and runs; the
                     ``PhysicalFleet`` interface the reconcile loop drives
@@ -46,7 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("modelcache", "deployment"),
     ("functions",),
     ("kube", "mockengine"),
-    ("render",),
+    ("render", "observer"),
     ("validate",),
     ("physical",),
     ("simulate", "lab"),
