@@ -234,6 +234,36 @@ def test_max_running_makes_the_rest_wait():
     assert elapsed >= 4.4, "three requests of 1.5 s, one at a time (two at once would take 3 s)"
 
 
+def _timed_stream(port: int, headers: dict[str, str]) -> tuple[int, list, float]:
+    conn = connect(port, timeout=30)
+    t0 = time.monotonic()
+    conn.request("POST", "/v1/chat/completions", body=json.dumps(chat(stream=True)),
+                 headers={"Content-Type": "application/json", **headers})
+    r = conn.getresponse()
+    body = r.read()
+    return r.status, events(body) if r.status == 200 else [json.loads(body)], time.monotonic() - t0
+
+
+def test_a_token_delay_paces_every_token_of_a_stream():
+    # A lower bound only: a sleep is never shorter than asked, however busy the machine.
+    with start(VLLM, WHO, "127.0.0.1", 0, Options(token_delay=0.2)) as e:
+        status, got, elapsed = _timed_stream(e.port, {})
+        assert status == 200 and got[-1] == "[DONE]"
+        tokens = [c for c in got[:-1] if c["choices"] and c["choices"][0]["delta"].get("content")]
+        assert len(tokens) == 5 and elapsed >= 5 * 0.2
+        # A request's header sets its own pace: here longer than the engine's.
+        status, got, elapsed = _timed_stream(e.port, {"X-Mock-Token-Delay": "0.4"})
+        assert status == 200 and got[-1] == "[DONE]" and elapsed >= 5 * 0.4
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "61", "nan", "inf"])
+def test_a_bad_token_delay_header_is_refused_naming_it(engine, value):
+    status, got, _ = _timed_stream(engine.port, {"X-Mock-Token-Delay": value})
+    assert status == 400
+    assert got[0]["error"]["param"] == "X-Mock-Token-Delay"
+    assert got[0]["error"]["message"].startswith(f"header X-Mock-Token-Delay: {value!r} is not a number of seconds")
+
+
 def test_every_response_says_who_answered(engine):
     conn = connect(engine.port)
     replies = [call(conn, "GET", p) for p in ("/health", "/metrics", "/v1/models", "/nowhere")]

@@ -105,7 +105,8 @@ def test_print_config_and_the_engine_port():
                                               "trtllm-serve /mnt/models; expected `vllm serve MODEL`")),
     ([], "say what the container runs"),
     (["--image", "nginx:1", "--", "--model=m"], "the command line: no command, and image 'nginx:1' has no entrypoint the mock knows"),
-], ids=["an unknown engine", "nothing to run", "args for an unknown image"])
+    (["--token-delay", "61", "--", "vllm", "serve", "m"], "--token-delay 61: give seconds from 0 to 60"),
+], ids=["an unknown engine", "nothing to run", "args for an unknown image", "a token delay out of range"])
 def test_refuses_with_exit_2(argv, want):
     out = subprocess.run([*COMMAND, *argv], check=False, capture_output=True, text=True, timeout=30)
     assert out.returncode == 2

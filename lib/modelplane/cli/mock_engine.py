@@ -1,8 +1,8 @@
 """``modelplane mock-engine``: an OpenAI-compatible mock engine for the lab (no weights).
 
     modelplane mock-engine [--listen HOST[:PORT]] [--pod FILE|-] [--container NAME]
-                           [--cluster NAME] [--image IMAGE] [--service-time S] [--max-running N]
-                           [--ready-after S] [--print-config] [-- ARGV...]
+                           [--cluster NAME] [--image IMAGE] [--service-time S] [--token-delay S]
+                           [--max-running N] [--ready-after S] [--print-config] [-- ARGV...]
 
 ARGV (or the pod's container) says which engine to imitate and what it serves;
 exit 2 when it runs no engine the mock understands. SIGTERM and SIGINT stop it
@@ -31,6 +31,7 @@ from modelplane.mockengine import (
     identity_from_pod,
 )
 from modelplane.mockengine.config import find_invocation
+from modelplane.mockengine.server import MAX_TOKEN_DELAY
 
 
 def parser() -> argparse.ArgumentParser:
@@ -55,6 +56,9 @@ def parser() -> argparse.ArgumentParser:
                         "entrypoint (vllm/vllm-openai: vllm serve)")
     p.add_argument("--service-time", metavar="S", type=float, default=0.0,
                    help="seconds each request takes (streaming: spread over the tokens); default 0")
+    p.add_argument("--token-delay", metavar="S", type=float, default=0.0,
+                   help="seconds before each token, on top of --service-time (a request's X-Mock-Token-Delay "
+                        "header sets its own); default 0")
     p.add_argument("--max-running", metavar="N", type=int, default=0,
                    help="requests served at once; more wait and count as waiting (default 0: no limit)")
     p.add_argument("--ready-after", metavar="S", type=float, default=0.0,
@@ -105,6 +109,8 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
     own, engine_argv = (argv[: argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
     args = parser().parse_args(own)
     try:
+        if not 0.0 <= args.token_delay <= MAX_TOKEN_DELAY:
+            raise ConfigError(f"--token-delay {args.token_delay:g}: give seconds from 0 to {MAX_TOKEN_DELAY:g}")
         config, identity = configure(args, engine_argv)
         host, port = _listen(args.listen, config)
     except (ConfigError, OSError) as e:
@@ -127,7 +133,8 @@ def run(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = N
             while not stop.wait(0.5):
                 pass
             return 0
-        options = Options(service_time=max(0.0, args.service_time), max_running=max(0, args.max_running),
+        options = Options(service_time=max(0.0, args.service_time), token_delay=args.token_delay,
+                          max_running=max(0, args.max_running),
                           ready_after=max(0.0, args.ready_after), access_log=args.access_log)
         try:
             engine = MockEngine(config, identity, host, port, options).start()

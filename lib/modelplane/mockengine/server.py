@@ -18,6 +18,12 @@ that stops sending for ``read_timeout`` seconds gets 408 (mid-body) or a closed
 connection (between requests). ``max_running`` caps concurrent requests; the
 rest wait, counted as waiting. ``service_time`` is spent per request, spread
 over the tokens when streaming.
+
+Pacing for tests of what sits in front (a gateway's route timeout): ``token_delay``
+seconds pass before each token, on top of ``service_time``'s share; a request may
+set its own with the header ``X-Mock-Token-Delay: S`` (0 to ``MAX_TOKEN_DELAY``),
+so one long stream needs no engine of its own. The mock's answer has five or six
+tokens: a delay of 5 s makes a stream of about half a minute.
 """
 from __future__ import annotations
 
@@ -38,6 +44,8 @@ from modelplane.mockengine.config import EngineConfig, Identity
 from modelplane.mockengine.metrics import Metrics
 
 HEADER = "X-Modelplane-Answered-By"
+DELAY_HEADER = "X-Mock-Token-Delay"
+MAX_TOKEN_DELAY = 60.0   # seconds; a bound, so a typo cannot hold a connection for hours
 MiB = 1024 * 1024
 ROUTES = {
     "/v1/models": "GET",
@@ -54,6 +62,7 @@ class Options:
     """How the mock behaves beyond what the engine's flags say."""
 
     service_time: float = 0.0      # seconds per request (streaming: spread over the tokens)
+    token_delay: float = 0.0       # seconds before each token, on top (a request's X-Mock-Token-Delay wins)
     max_running: int = 0           # concurrent requests; 0 = no limit
     ready_after: float = 0.0       # /health is 503 for this long after start
     max_body: int = MiB            # request bodies above this are refused (413)
@@ -285,9 +294,10 @@ class Handler(BaseHTTPRequestHandler):
         arrival = time.monotonic()
         engine = self.engine
         request = openai.parse(kind, self._read_json(), engine.config.served_names)
+        delay = self._token_delay()
         tokens, reason = openai.answer_tokens(engine.identity.pod, request.model, request.max_tokens)
         response = openai.Response(request, engine.who(path), tokens, reason)
-        pause = engine.options.service_time / max(1, len(tokens))
+        pause = engine.options.service_time / max(1, len(tokens)) + delay
         sent, finished = 0, False
         try:
             with engine.admitted():
@@ -321,6 +331,20 @@ class Handler(BaseHTTPRequestHandler):
             if not finished:
                 engine.metrics.finish("abort", request.prompt_tokens, sent)
             raise
+
+    def _token_delay(self) -> float:
+        """This request's pause before each token: its ``X-Mock-Token-Delay``, else the engine's."""
+        raw = self.headers.get(DELAY_HEADER)
+        if raw is None:
+            return self.engine.options.token_delay
+        try:
+            delay = float(raw)
+        except ValueError:
+            delay = -1.0
+        if not 0.0 <= delay <= MAX_TOKEN_DELAY:   # also NaN
+            raise openai.bad_request(f"header {DELAY_HEADER}: {raw!r} is not a number of seconds from 0 to "
+                                     f"{MAX_TOKEN_DELAY:g}; send e.g. {DELAY_HEADER}: 5", DELAY_HEADER)
+        return delay
 
     def _start_stream(self) -> None:
         self.send_response(200)
