@@ -53,7 +53,7 @@ EVICTIONS = [
     EvictCase("pool removed from the cluster", (_cluster("a", pools=[_pool("l4")]), _cluster("b")),
               (_current(0, "a", "a100"),), ((0, "a", "pool a100 no longer exists"),), EIGHT),
     EvictCase("class devices shrank below the request", (_cluster("a"),), (_current(0, "a"),),
-              ((0, "a", 'pool a100 no longer matches request "gpu"'),), EIGHT,
+              ((0, "a", 'pool a100 no longer matches request "gpu" (device gpu: count 8 > 4 per node)'),), EIGHT,
               classes={"a100": _class("a100", _dev(count=4))}),
     EvictCase("admitted after a replica that now fills the node",
               (_cluster("a", pools=[_pool(nodes=1, allocations=[_alloc(gpus=8)])]),), (_current(0, "a"),),

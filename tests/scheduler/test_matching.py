@@ -43,7 +43,7 @@ class Case:
 CASES = [
     Case("one request, one device", (_request(2, "mem >= 40"),), CLASSES["a100"], (("gpu", 2),)),
     Case("every selector must hold", (_request(1, "mem >= 40", "arch == Hopper"),), CLASSES["a100"],
-         Misfit("gpu", "device gpu: selector 2 false")),
+         Misfit("gpu", "device gpu: selector 2 false", "arch == Hopper")),
     Case("two requests share a device within its count", (_request(4), _request(4, name="more")), CLASSES["a100"],
          (("gpu", 8),)),
     Case("two requests beyond the device count", (_request(4), _request(5, name="more")), CLASSES["a100"],
@@ -51,7 +51,7 @@ CASES = [
     Case("synthetic device present, not consumed", (_request(8), _request(1, "driver == nic.nvidia.com", name="nic")),
          CLASSES["h100"], (("gpu", 8),)),
     Case("synthetic device absent", (_request(1, "driver == nic.nvidia.com", name="nic"),), CLASSES["a100"],
-         Misfit("nic", "device gpu: selector 1 false")),
+         Misfit("nic", "device gpu: selector 1 false", "driver == nic.nvidia.com")),
     Case("synthetic count still bounds the request", (_request(2, "driver == nic.nvidia.com", name="nic"),), CLASSES["h100"],
          Misfit("nic", "device nic: count 2 > 1 per node")),
     Case("a request is resolved to the first device that takes it",

@@ -1,4 +1,4 @@
-"""The one-line diagnosis for a replica nothing could take.
+"""The one-line diagnoses: a replica nothing could take, one kept on a mismatch.
 
 Like the Kubernetes scheduler's FitError, but per cluster, since a fleet is
 tens to thousands of clusters and a person fixes one cluster at a time:
@@ -10,6 +10,15 @@ tens to thousands of clusters and a person fixes one cluster at a time:
 Clusters are sorted by name; after ``limit`` of them the rest are counted
 by the filter that rejected them ("and 990 more: 600 Capacity, 390
 DeviceMatch"), most frequent first, so the line stays bounded.
+
+A replica kept although its pool's class no longer satisfies a selector
+(``keep.py``) is reported with everything needed to fix it, inside the
+``Scheduled`` message's "replica 0 held on east (...)":
+
+    pool h100 of class h100-80gb no longer matches request "gpu" (device
+    gpu: selector 1 false: device.capacity[...].memory >= 80Gi); it keeps
+    running on the devices it holds, new replicas are not placed there:
+    update the selector or the class
 """
 
 from __future__ import annotations
@@ -38,3 +47,12 @@ def fit_error(rejected: Mapping[str, tuple[str, str]], total: int, limit: int = 
 def indexes(items: list[int]) -> str:
     """"replica 2" or "replicas 1, 3"."""
     return f"replica {items[0]}" if len(items) == 1 else "replicas " + ", ".join(map(str, items))
+
+
+def mismatch(pool: str, class_name: str, request: str, selector: str, detail: str) -> str:
+    """Why a running replica is held on a pool whose class no longer satisfies
+    ``selector`` (``detail`` as ``Misfit`` spells it), and the fix."""
+    expr = " ".join(selector.split())
+    return (f'pool {pool} of class {class_name} no longer matches request "{request}" ({detail}: {expr}); '
+            "it keeps running on the devices it holds, new replicas are not placed there: "
+            "update the selector or the class")

@@ -20,10 +20,23 @@ A current replica is EVICTED (it lost its place) when:
 - its cluster is gone (the fleet was fetched and does not list it: deleted,
   or no longer matching ``clusterSelector``),
 - its cluster carries a NoExecute taint the deployment does not tolerate,
-- a pool it uses is gone, no longer matches its member, or the engines
-  changed shape, or
+- a pool it uses is gone, or the engines changed shape,
+- a pool's class no longer has the devices its pods take: some device
+  passes the request's selectors but has fewer than ``count`` left per
+  node, or the class lists none (the capacity arithmetic cannot hold its
+  pods), or
 - it no longer fits counting only allocations admitted before it
   (checked by ``plan.replay``): it is overcommitted.
+
+A replica whose pool's class no longer satisfies a request's SELECTORS (a
+class edited: a driver upgrade, memory corrected to what the driver
+publishes) STAYS, like Kubernetes' IgnoredDuringExecution and DRA, which
+never re-evaluates an allocated claim. It is reported HELD with the pool,
+class, request, selector and fix (``explain.mismatch``); its ModelReplica
+is kept untouched; its observed pods (``spec.placement``) take capacity at
+its admission key, so overcommit still evicts it; no new replica goes on
+that pool. A deployment's own selector edit never lands here: it is a new
+revision, and the rollout replaces the outdated replicas (extras, below).
 
 It is HELD (kept untouched and reported) when it cannot be judged yet or
 should not be judged now: the clusters were not fetched or none is listed
@@ -52,9 +65,10 @@ from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from . import explain
 from .filters import untolerated
 from .matching import Matches, MemberFit, Misfit
-from .plan import ClusterState, empty_state, member_placements, pod_groups, replay
+from .plan import ClusterState, empty_state, pod_groups, replay
 from .types import (
     HELD,
     KEPT,
@@ -79,7 +93,9 @@ OVERCOMMITTED = "overcommitted: no longer fits behind replicas admitted earlier"
 class Verdict:
     current: Current
     action: str  # STAY | HOLD | EVICT
-    reason: str = ""  # with EVICT: why it lost its place; with HOLD: why it is not judged
+    # With EVICT: why it lost its place; with HOLD: why it is not judged; with
+    # STAY: a selector its pool's class no longer satisfies (it stays, reported HELD).
+    reason: str = ""
 
 NOT_OBSERVED = "not observed yet"
 NOT_READY = "not Ready"
@@ -116,6 +132,7 @@ def judge(deployment: Deployment, fleet: Fleet, matches: Matches, current: Curre
     if len(current.pools) != len(members):
         return Verdict(current, EVICT, "engines changed shape")
     pools = {p.name: p for p in cluster.pools}
+    mismatch = ""
     for i, name in enumerate(current.pools):
         pool = pools.get(name)
         if pool is None:
@@ -124,8 +141,13 @@ def judge(deployment: Deployment, fleet: Fleet, matches: Matches, current: Curre
         if fit is None:
             return Verdict(current, HOLD, NOT_OBSERVED)
         if isinstance(fit, Misfit):
-            return Verdict(current, EVICT, f'pool {name} no longer matches request "{fit.request}"')
-    return Verdict(current, STAY)
+            if not fit.selector:
+                return Verdict(current, EVICT, f'pool {name} no longer matches request "{fit.request}" ({fit.detail})')
+            mismatch = mismatch or explain.mismatch(name, pool.class_name, fit.request, fit.selector, fit.detail)
+    if mismatch and not current.pods:
+        # Nothing observed to count its capacity by: held like one not judged.
+        return Verdict(current, HOLD, mismatch)
+    return Verdict(current, STAY, mismatch)
 
 
 def judge_extra(deployment: Deployment, fleet: Fleet, current: Current, cluster: Cluster | None) -> Verdict:
@@ -298,10 +320,12 @@ def _replay_stayers(
     extras: Sequence[Verdict],
 ) -> list[_Stayed]:
     """``_stay_on`` for every cluster where replicas or extras stay, by name."""
-    staying = _by_cluster(replicas)
+    staying: dict[str, list[Verdict]] = {}
+    for v in replicas:
+        staying.setdefault(v.current.cluster, []).append(v)
     extras_on = _by_cluster(extras)
     return [
-        _stay_on(deployment, fleet, matches, clusters[name], staying.get(name, ()), extras_on.get(name, ()))
+        _stay_on(deployment, fleet, matches, clusters[name], staying.get(name, []), extras_on.get(name, ()))
         for name in sorted(set(staying) | set(extras_on))
     ]
 
@@ -311,17 +335,21 @@ def _stay_on(
     fleet: Fleet,
     matches: Matches,
     cluster: Cluster,
-    stay: Sequence[Current],
+    verdicts: Sequence[Verdict],
     extras: Sequence[Current],
 ) -> _Stayed:
-    """Replay ``cluster`` with ``stay`` and ``extras``, each at its own
-    admission key (extras with their observed pods): those that no longer
-    fit behind earlier admissions are overcommitted."""
+    """Replay ``cluster`` with the replicas (``verdicts``, all STAY) and
+    ``extras`` that may stay, each at its own admission key (extras, and
+    replicas whose selectors no longer match, with their observed pods):
+    those that no longer fit behind earlier admissions are overcommitted."""
+    stay = [v.current for v in verdicts]
+    mismatched = {v.current.index: v.reason for v in verdicts if v.reason}
     pools = {p.name: p for p in cluster.pools or ()}
-    # judge() proved every member of a stayer fits its pool.
+    # judge() proved every member of a stayer fits its pool, or only its selectors no longer match.
     fits = {c.index: tuple(matches.fit(pools[p].class_name, i) for i, p in enumerate(c.pools)) for c in stay}
     own = [
-        (_admission_key(deployment, c), c.index, pod_groups(deployment, c.pools, fits[c.index]))  # type: ignore[arg-type]
+        (_admission_key(deployment, c), c.index,
+         c.pods if c.index in mismatched else pod_groups(deployment, c.pools, fits[c.index]))  # type: ignore[arg-type]
         for c in stay
     ]
     extra = [(_admission_key(deployment, c), c.index, c.pods) for c in extras]
@@ -335,9 +363,10 @@ def _stay_on(
                 index=c.index,
                 cluster=cluster.name,
                 order=order,
-                members=member_placements(deployment, c.pools, fits[c.index]),  # type: ignore[arg-type]
+                members=_members(deployment, c.pools, fits[c.index]),
                 pods=pods,
-                state=KEPT,
+                state=HELD if c.index in mismatched else KEPT,
+                held_because=mismatched.get(c.index),
             )
             for c, (order, _, pods) in zip(stay, own)
             if c.index not in misfits.own
@@ -350,25 +379,29 @@ def _stay_on(
     )
 
 
+def _members(
+    deployment: Deployment, pools: Sequence[str], fits: Sequence[MemberFit | Misfit | None]
+) -> tuple[MemberPlacement, ...]:
+    """Each member's pool, with its resolved devices where its class still fits it."""
+    return tuple(
+        MemberPlacement(engine.name, member.role, pool, fit.devices if isinstance(fit, MemberFit) else ())
+        for (engine, member), pool, fit in zip(deployment.members(), pools, fits)
+    )
+
+
 def _held(deployment: Deployment, matches: Matches, verdict: Verdict, cluster: Cluster | None) -> Placement:
     """A replica we cannot judge yet: echo what is known; the caller keeps the
     observed ModelReplica as it is."""
     c = verdict.current
     classes = {p.name: p.class_name for p in (cluster.pools or ())} if cluster else {}
-    members = []
-    fits = []
-    for i, ((engine, member), pool) in enumerate(zip(deployment.members(), c.pools)):
-        fit = matches.fit(classes[pool], i) if pool in classes else None
-        members.append(
-            MemberPlacement(engine.name, member.role, pool, fit.devices if isinstance(fit, MemberFit) else ())
-        )
-        fits.append(fit)
+    fits = [matches.fit(classes[pool], i) if pool in classes else None
+            for i, (_, pool) in enumerate(zip(deployment.members(), c.pools))]
     complete = len(fits) == len(deployment.members()) and all(isinstance(f, MemberFit) for f in fits)
     return Placement(
         index=c.index,
         cluster=c.cluster,
         order=_admission_key(deployment, c),
-        members=tuple(members),
+        members=_members(deployment, c.pools, fits),
         pods=pod_groups(deployment, c.pools, fits) if complete else (),  # type: ignore[arg-type]
         state=HELD,
         held_because=verdict.reason,

@@ -58,10 +58,19 @@ class MemberFit:
 
 @dataclass(frozen=True)
 class Misfit:
-    """Why a member does not fit a class: the first request no device takes."""
+    """Why a member does not fit a class: the first request no device takes.
+
+    ``selector`` is the expression that was false (or failed) on the class's
+    first device, when selectors alone turned the request down; it is empty
+    when some device passed every selector but had too few left per node, or
+    the class has no devices. The keep phase tells the two apart: a class
+    whose attributes no longer satisfy a running replica's selectors holds
+    it, one whose counts no longer hold its pods evicts it (``keep.py``).
+    """
 
     request: str
     detail: str
+    selector: str = ""
 
 
 class Matches:
@@ -138,21 +147,23 @@ class Matches:
         resolved: list[ResolvedDevice] = []
         for request in member.devices:
             detail = ""
+            selector = ""
             chosen: ClassDevice | None = None
             for dev in cls.devices:
-                ok, why = self._selectors_hold(cls.name, dev, request.selectors)
+                ok, why, expr = self._selectors_hold(cls.name, dev, request.selectors)
                 if not ok:
-                    detail = detail or f"device {dev.name}: {why}"
+                    if not detail:
+                        detail, selector = f"device {dev.name}: {why}", expr
                     continue
                 left = dev.count - used.get(dev.name, 0) if dev.claim == DRA else dev.count
                 if request.count > left:
                     # Selectors held, only the count is short: the most useful thing to say.
-                    detail = f"device {dev.name}: count {request.count} > {left} per node"
+                    detail, selector = f"device {dev.name}: count {request.count} > {left} per node", ""
                     continue
                 chosen = dev
                 break
             if chosen is None:
-                return Misfit(request.name, detail or "class has no devices")
+                return Misfit(request.name, detail or "class has no devices", selector)
             if chosen.claim == DRA:
                 used[chosen.name] = used.get(chosen.name, 0) + request.count
             resolved.append(
@@ -166,14 +177,17 @@ class Matches:
             )
         return MemberFit(devices=tuple(resolved), demand=tuple(sorted(used.items())))
 
-    def _selectors_hold(self, class_name: str, dev: ClassDevice, selectors: tuple[str, ...]) -> tuple[bool, str]:
+    def _selectors_hold(
+        self, class_name: str, dev: ClassDevice, selectors: tuple[str, ...]
+    ) -> tuple[bool, str, str]:
+        """(all hold, why not, the expression that did not)."""
         for i, expr in enumerate(selectors, start=1):
             ok, error = self._evaluate(class_name, dev, expr)
             if error:
-                return False, f"selector {i} error: {_one_line(error)}"
+                return False, f"selector {i} error: {_one_line(error)}", expr
             if not ok:
-                return False, f"selector {i} false"
-        return True, ""
+                return False, f"selector {i} false", expr
+        return True, "", ""
 
     def _evaluate(self, class_name: str, dev: ClassDevice, expr: str) -> tuple[bool, str | None]:
         key = (expr, class_name, dev.name)
