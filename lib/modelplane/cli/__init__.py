@@ -7,10 +7,11 @@
     modelplane demo [DIR]            simulate the example fleet, summarised
     modelplane lab up DIR|status|down  local workload clusters (upstream programs, fake GPUs)
     modelplane mock-engine [-- ARGV]  an OpenAI-compatible mock engine for the lab (no weights)
+    modelplane engine-observer       what engine pods say, per replica (runs on a workload cluster)
 
 Each subcommand lives in its own module and takes ``argv``; this module only
 dispatches, so ``modelplane --help`` stays cheap to import: ``render``,
-``simulate``, ``validate``, ``demo``, ``lab``, ``e2e``, ``mock_engine``. This is the one
+``simulate``, ``validate``, ``demo``, ``lab``, ``e2e``, ``mock_engine``, ``engine_observer``. This is the one
 package allowed to import every layer (``modelplane.LAYERS``). Every command
 ends quietly with status 141 when the reader of its output goes away
 (``modelplane simulate DIR | head``; ``pipe``).
@@ -34,6 +35,8 @@ SUBCOMMANDS = {
     "e2e": ("modelplane.cli.e2e", "A control plane where real Crossplane reconciles Modelplane"),
     "lab": ("modelplane.cli.lab", "Local workload clusters with fake GPU nodes (up DIR | status | down)"),
     "mock-engine": ("modelplane.cli.mock_engine", "An OpenAI-compatible mock engine for the lab (no weights)"),
+    "engine-observer": ("modelplane.cli.engine_observer",
+                        "Report what engine pods say, per replica (runs on each workload cluster)"),
 }
 
 
