@@ -21,6 +21,7 @@ export UV_PYTHON_DOWNLOADS := never
 -include hack/e2e-crossplane.mk
 -include hack/docs.mk
 -include hack/images.mk
+-include hack/install.mk
 
 help: ## Show the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'

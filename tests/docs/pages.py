@@ -17,7 +17,7 @@ DOCS = ROOT / "docs"
 MANIFESTS = DOCS / "manifests"
 RUNNABLE = {"sh", "bash", "shell"}
 # The first line of a runnable block that cannot run on a bare machine, and who runs it instead.
-NEEDS = re.compile(r"^#\s*needs:\s*(lab|tools|cluster|cloud|network|engine)\b")
+NEEDS = re.compile(r"^#\s*needs:\s*(lab|tools|cluster|cloud|network|engine|install)\b")
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<mark>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 _TITLE = re.compile(r'title="([^"]*)"')

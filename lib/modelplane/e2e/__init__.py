@@ -14,6 +14,7 @@ Modules, one job each:
 - ``registry``: Debian's docker-registry on a loopback port
 - ``packages``: stage, build and push the Configuration, functions, providers
 - ``package_runtime``: the External package runtime (functions and providers as processes)
+- ``runtime_config``: the DeploymentRuntimeConfig a provider runs with, and the flags it gives it
 - ``image_runtime``: functions run from their package image by podman (``MODELPLANE_E2E_FUNCTIONS=image``)
 - ``podman``: podman with the project's ``containers.conf`` and storage; its Docker API socket
 - ``ocilayout``: reproducible image layers, configs and ``docker save`` archives (``make images``)

@@ -148,9 +148,14 @@ def xpkg_dir() -> Path:
 
 
 def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print, functions: str | None = None,
-       network: gateway.Network | None = None) -> Record:
+       network: gateway.Network | None = None, configuration: bool = True) -> Record:
     """With ``network`` (the lab's data plane), the API server listens on the lab's host address
-    and a Traefik in the lab's namespace serves the Gateway API objects composed here."""
+    and a Traefik in the lab's namespace serves the Gateway API objects composed here.
+
+    ``configuration=False`` stops before the user's step: the registry holds only what stands for
+    the internet (the providers, pushed under their upstream paths, and the lab's ImageConfigs
+    that send those paths there); Modelplane's own packages, the Configuration and the provider
+    configs are left to the caller (tests/install runs docs/platform/install.md's commands)."""
     state = state.resolve()
     state.mkdir(parents=True, exist_ok=True)
     rec = Record(str(state), functions=functions or functions_mode())
@@ -182,7 +187,8 @@ def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print, functions: str
         rec.registry = registry.host
         xp = upstream.binary("crossplane")
         prebuilt = xpkg_dir() if rec.functions == "image" else None
-        pkgs = step("packages", lambda: _push_all(xp, registry.host, state / "packages", prebuilt))
+        pkgs = step("packages", lambda: _push_all(xp, registry.host, state / "packages", prebuilt,
+                                                  only_providers=not configuration))
         step("crds", lambda: install_crds(client, CONTROL_PLANE_CRDS))
         if network is not None:
             keep(gateway.NAME, step("gateway", lambda: gateway.start(client, api.kubeconfig, network, state)))
@@ -196,6 +202,9 @@ def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print, functions: str
         keep("supervisor", sup)
         for obj in packages.image_configs(registry.host):
             client.apply(obj)
+        if not configuration:
+            rec.save()
+            return rec
         client.apply(packages.configuration(pkgs[0]))
         step("configuration", lambda: wait_installed(client, timeout, sup))
         step("provider-configs", lambda: provider_configs(client, api.kubeconfig))
@@ -209,8 +218,10 @@ def up(state: Path, *, timeout: float = READY_TIMEOUT, log=print, functions: str
         raise
 
 
-def _push_all(crossplane: Path, registry: str, workdir: Path, prebuilt: Path | None = None) -> list[packages.Package]:
-    pkgs = packages.plan(workdir, prebuilt)
+def _push_all(crossplane: Path, registry: str, workdir: Path, prebuilt: Path | None = None, *,
+              only_providers: bool = False) -> list[packages.Package]:
+    pkgs = [p for p in packages.plan(workdir, None if only_providers else prebuilt)
+            if p.kind == "Provider" or not only_providers]
     for pkg in pkgs:
         packages.build_and_push(crossplane, pkg, registry, workdir)
     return pkgs

@@ -49,12 +49,12 @@ import signal
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from modelplane import clock
-from modelplane.e2e import image_runtime, upstream
+from modelplane.e2e import image_runtime, runtime_config, upstream
 from modelplane.e2e.packages import BUILT_PROVIDERS, STANDIN_ANNOTATION
 from modelplane.kube import pki
 from modelplane.kube.client import ApiError, Client
@@ -95,6 +95,7 @@ class Runner:
     started: float = 0.0   # clock.now().timestamp() at start
     image: str = ""        # functions="image": the package image the container runs
     container: str = ""    # ... and its container id
+    args: list[str] = field(default_factory=list)   # a provider's flags (its runtime config's)
 
 
 def controllers_started(log: str) -> str:
@@ -261,17 +262,39 @@ class ExternalRuntime:
         self._save()
         return runner
 
-    def _provider(self, rev: dict, package: str, tls_dir: Path, tool: str) -> Runner:
-        port = free_port()
-        # What a DeploymentRuntimeConfig's args would say: look at remote objects every 10 s
-        # (default 10 min: a lab run would wait that long for a Deployment to turn Available).
-        argv: list = [upstream.binary(tool), f"--poll={POLL}"]
-        if tool == "provider-kubernetes":  # the only one with a health probe flag; watches for spec.watch
+    def _provider_args(self, rev: dict, package: str, tool: str) -> list[str]:
+        """The provider's flags: its DeploymentRuntimeConfig's args (``runtime_config``) over the
+        lab's defaults. The defaults look at remote objects every 10 s (the provider's own default
+        is 10 min: a lab run would wait that long for a Deployment to turn Available)."""
+        lab = [f"--poll={POLL}"]
+        if tool == "provider-kubernetes":  # watches for spec.watch
             # --debug: its gated controller set-up reports failures only to a debug logger (module doc).
-            argv += [f"--health-probe-bind-addr=127.0.0.1:{port}", "--enable-watches", "--debug"]
-        return self._start(rev["metadata"]["name"], "Provider", package, argv,
-                           {"KUBECONFIG": str(self.kubeconfig), "TLS_SERVER_CERTS_DIR": str(tls_dir),
-                            "POD_NAMESPACE": NAMESPACE}, port)
+            lab += ["--enable-watches", "--debug"]
+        provider = self._get(f"/apis/{PKG_API}/providers/{package}")
+        configs = (self._get("/apis/pkg.crossplane.io/v1beta1/imageconfigs") or {}).get("items") or []
+        name = runtime_config.config_name(provider, configs, image_runtime.image_ref(rev))
+        config = self._get(f"/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs/{name}")
+        return runtime_config.merge_args(lab, runtime_config.container_args(config))
+
+    def _get(self, path: str) -> dict | None:
+        try:
+            return self.client.request("GET", path)
+        except ApiError as err:
+            if err.code == 404:
+                return None
+            raise
+
+    def _provider(self, rev: dict, package: str, tls_dir: Path, tool: str, args: list[str]) -> Runner:
+        port = free_port()
+        argv: list = [upstream.binary(tool), *args]
+        if tool == "provider-kubernetes":  # the only one with a health probe flag
+            argv.append(f"--health-probe-bind-addr=127.0.0.1:{port}")
+        runner = self._start(rev["metadata"]["name"], "Provider", package, argv,
+                             {"KUBECONFIG": str(self.kubeconfig), "TLS_SERVER_CERTS_DIR": str(tls_dir),
+                              "POD_NAMESPACE": NAMESPACE}, port)
+        runner.args = list(args)
+        self._save()
+        return runner
 
     def _healthy(self, runner: Runner, tool: str | None) -> bool:
         if not _alive(runner.pid):
@@ -389,13 +412,17 @@ class ExternalRuntime:
             self._patch_status(kind, rev, lambda s: s.__setitem__("tlsServerSecretName", secret))
             return "establishing"
         wedged = self._wedged(runner, tool) if runner is not None and runner.revision == name else ""
+        args = self._provider_args(rev, package, tool) if kind == "ProviderRevision" else []
+        # A changed runtime config rolls the provider, as it would roll its Deployment.
+        if not wedged and runner is not None and kind == "ProviderRevision" and runner.args != args:
+            wedged = f"its runtime config's args changed to {args}"
         if wedged:
             print(f"restarting {package} (pid {runner.pid}): {wedged}; log {runner.log}", file=sys.stderr, flush=True)
         if runner is None or runner.revision != name or not _alive(runner.pid) or wedged:
             if runner is not None:
                 stop_pid(runner.pid)
             runner = (self._function(rev, package, tls_dir) if kind == "FunctionRevision"
-                      else self._provider(rev, package, tls_dir, tool))
+                      else self._provider(rev, package, tls_dir, tool, args))
         healthy = self._healthy(runner, tool)
         where = f"127.0.0.1:{runner.port}"
 
