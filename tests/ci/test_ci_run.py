@@ -11,7 +11,7 @@ from tests.ci import cimodel
 from tests.ci.cirun import ROOT, needs, run_ci
 
 DEFAULTS = ["test", "docs-test", "tools-judges", "e2e", "images-test", "tools-lab", "lab-test",
-            "tools-control-plane", "e2e-crossplane-images"]
+            "tools-control-plane", "e2e-crossplane-images", "install-test"]
 OPTIONAL = ["e2e-crossplane-images-long"]
 
 
@@ -60,7 +60,7 @@ def test_a_failed_tools_group_stops_only_the_suites_that_need_it(tmp_path):
     # Nothing left needs Crossplane core once the lab's tools are missing: it is not built.
     assert "NOT RUN: no suite left that needs it" in run.line("tools-control-plane")
     assert re.search(r"default steps that did not pass: tools-lab lab-test tools-control-plane "
-                     r"e2e-crossplane-images$", run.last), run.last
+                     r"e2e-crossplane-images install-test$", run.last), run.last
     assert "NOT RUN" in run.line("e2e-crossplane-images-long")
 
 

@@ -28,6 +28,8 @@ def test_each_suite_gets_the_programs_it_runs():
     assert "crossplane" in provided("images-test")  # make xpkg builds and inspects with it
     assert set(runner.TOOLS) | set(runner.DATA_PLANE_TOOLS) | {"kubectl"} <= provided("lab-test")
     assert set(tools.KNOWN) == provided("e2e-crossplane-images") == provided("e2e-crossplane-images-long")
+    from tests.install.conftest import TOOLS as INSTALL_TOOLS
+    assert set(INSTALL_TOOLS) <= provided("install-test")
 
 
 def test_check_says_what_is_not_cached(tmp_path):
