@@ -278,6 +278,34 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvItem(BaseModel):
     """
 
 
+class ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvFromItemSecretRef(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    name: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    Name of the Secret.
+    """
+    optional: bool | None = None
+    """
+    Whether the Secret may be missing.
+    """
+
+
+class ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvFromItem(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    prefix: Annotated[str | None, Field(max_length=253)] = None
+    """
+    Prefix added to each key's variable name.
+    """
+    secretRef: ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvFromItemSecretRef
+    """
+    The Secret, in the deployment's namespace.
+    """
+
+
 class ModelDeploymentSpecEngineMemberTemplateSpecContainerPort(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -558,6 +586,24 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainerStartupProbe(BaseModel
     """
 
 
+class ModelDeploymentSpecEngineMemberTemplateSpecContainerVolumeMount(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    name: Annotated[str, Field(max_length=63)]
+    """
+    Name of a volume in template.spec.volumes.
+    """
+    mountPath: Annotated[str, Field(max_length=1024, min_length=2)]
+    """
+    Absolute path in the container, e.g. /etc/engine/certs.
+    """
+    readOnly: bool | None = None
+    """
+    Secret volumes are always read-only; accepted for familiarity.
+    """
+
+
 class ModelDeploymentSpecEngineMemberTemplateSpecContainer(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -588,6 +634,13 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainer(BaseModel):
     ] = None
     """
     Environment variables. $(MODELPLANE_LEADER_ADDRESS) is injected into gang pods.
+    """
+    envFrom: Annotated[
+        list[ModelDeploymentSpecEngineMemberTemplateSpecContainerEnvFromItem] | None,
+        Field(max_length=16),
+    ] = None
+    """
+    Variables from every key of a Secret (only secretRef; Modelplane copies the Secret to the replica's cluster).
     """
     ports: Annotated[
         list[ModelDeploymentSpecEngineMemberTemplateSpecContainerPort] | None,
@@ -620,6 +673,13 @@ class ModelDeploymentSpecEngineMemberTemplateSpecContainer(BaseModel):
     """
     A probe of the engine container (same semantics as the Kubernetes Probe).
     """
+    volumeMounts: Annotated[
+        list[ModelDeploymentSpecEngineMemberTemplateSpecContainerVolumeMount] | None,
+        Field(max_length=8),
+    ] = None
+    """
+    Where the engine sees a secret volume of template.spec.volumes (/dev/shm and /mnt/models are Modelplane's).
+    """
 
 
 class ModelDeploymentSpecEngineMemberTemplateSpecImagePullSecret(BaseModel):
@@ -629,6 +689,59 @@ class ModelDeploymentSpecEngineMemberTemplateSpecImagePullSecret(BaseModel):
     name: Annotated[str, Field(max_length=253)]
     """
     Name of the Secret.
+    """
+
+
+class ModelDeploymentSpecEngineMemberTemplateSpecVolumeSecretItem(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    key: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    Key in the Secret.
+    """
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Relative file path under the mount.
+    """
+
+
+class ModelDeploymentSpecEngineMemberTemplateSpecVolumeSecret(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    secretName: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    Name of the Secret.
+    """
+    items: Annotated[
+        list[ModelDeploymentSpecEngineMemberTemplateSpecVolumeSecretItem] | None,
+        Field(max_length=64),
+    ] = None
+    """
+    Keys to project, each to a path; omit for every key.
+    """
+    defaultMode: Annotated[int | None, Field(ge=0, le=511)] = None
+    """
+    File mode bits (0-0777), e.g. 256 for 0400.
+    """
+    optional: bool | None = None
+    """
+    Whether the Secret may be missing.
+    """
+
+
+class ModelDeploymentSpecEngineMemberTemplateSpecVolume(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    name: Annotated[str, Field(max_length=63, min_length=1)]
+    """
+    Volume name (a DNS label; dshm and models are Modelplane's).
+    """
+    secret: ModelDeploymentSpecEngineMemberTemplateSpecVolumeSecret
+    """
+    The Secret, in the deployment's namespace.
     """
 
 
@@ -648,6 +761,13 @@ class ModelDeploymentSpecEngineMemberTemplateSpec(BaseModel):
     ] = None
     """
     Secrets for pulling the engine image.
+    """
+    volumes: Annotated[
+        list[ModelDeploymentSpecEngineMemberTemplateSpecVolume] | None,
+        Field(max_length=8),
+    ] = None
+    """
+    Secret volumes for the engine container (only secret; mount each in volumeMounts). Modelplane copies each Secret to the replica's cluster.
     """
     shmSize: int | str | None = None
     """
@@ -687,7 +807,7 @@ class ModelDeploymentSpecEngineMember(BaseModel):
     """
     template: ModelDeploymentSpecEngineMemberTemplate
     """
-    The member's pod: a curated subset of PodTemplateSpec. Fields that escalate privilege (securityContext, hostNetwork, volumes, ...) are not accepted.
+    The member's pod: a curated subset of PodTemplateSpec. Fields that escalate privilege (securityContext, hostNetwork, volumes other than secret, ...) are not accepted.
     """
 
 

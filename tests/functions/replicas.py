@@ -13,8 +13,9 @@ def container(**over: Any) -> dict:
 
 
 def member(role: str = "Standalone", nodes: int = 1, pool: str = "l4", claim: str = "DRA",
-           shm: str | None = None, **engine: Any) -> dict:
-    spec: dict[str, Any] = {"containers": [container(**engine)]}
+           shm: str | None = None, pod: dict | None = None, **engine: Any) -> dict:
+    """``pod``: more pod spec fields (volumes, imagePullSecrets); ``engine``: container fields."""
+    spec: dict[str, Any] = {"containers": [container(**engine)], **(pod or {})}
     if shm:
         spec["shmSize"] = shm
     device = {"name": "gpu", "count": 8 if role != "Standalone" else 1, "claim": claim,

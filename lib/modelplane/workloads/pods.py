@@ -12,9 +12,16 @@ gets, and nothing more privileged:
   says why); with a ``command`` nothing is injected;
 - ``/dev/shm`` as a memory-backed emptyDir (``sizeLimit`` = ``shmSize``);
 - DRA claims through the member's ResourceClaimTemplate;
-- the pool node selector and a toleration for the GPU taint.
+- the pool node selector and a toleration for the GPU taint;
+- the template's secret volumes, mounted where its ``volumeMounts`` say (after
+  Modelplane's own two), and its ``envFrom`` Secret references (the replica
+  copies every Secret they name to its cluster: ``secrets``);
+- ``terminationMessagePolicy: FallbackToLogsOnError`` on the engine, so a
+  failed engine's last log lines land in its container status, where the
+  control plane can read them without reaching the cluster.
 
-No securityContext, host namespaces or hostPath are ever set.
+No securityContext, host namespaces or hostPath are ever set; a volume other
+than a secret volume is never carried.
 """
 from __future__ import annotations
 
@@ -48,9 +55,14 @@ class PodOptions:
 
 
 CONTAINER_FIELDS = (
-    "image", "imagePullPolicy", "command", "args", "workingDir", "env", "ports", "resources",
+    "image", "imagePullPolicy", "command", "args", "workingDir", "env", "envFrom", "ports", "resources",
     "readinessProbe", "livenessProbe", "startupProbe",
 )
+MOUNT_FIELDS = ("name", "mountPath", "readOnly")
+SECRET_VOLUME_FIELDS = ("secretName", "items", "defaultMode", "optional")
+# The kubelet writes the tail of the log (at most 80 lines / 2048 bytes) to the
+# termination message when the container wrote none and failed.
+TERMINATION_MESSAGE_POLICY = "FallbackToLogsOnError"
 
 
 def engine_container(template: Mapping[str, Any]) -> dict:
@@ -93,6 +105,7 @@ def pod_template(template: Mapping[str, Any], opts: PodOptions) -> dict:
     # composed, not admitted, so nothing else (securityContext, ...) may pass.
     engine = {k: copy.deepcopy(source[k]) for k in CONTAINER_FIELDS if k in source}
     engine["name"] = ENGINE
+    engine["terminationMessagePolicy"] = TERMINATION_MESSAGE_POLICY
 
     env = [{"name": LEADER_ENV, **dict(opts.leader_address)}] if opts.leader_address else []
     env += [e for e in engine.get("env") or [] if e.get("name") != LEADER_ENV]
@@ -117,6 +130,8 @@ def pod_template(template: Mapping[str, Any], opts: PodOptions) -> dict:
         # compiled kernels or caches next to the weights.
         mounts.append({"name": "models", "mountPath": MODELS_MOUNT})
         volumes.append({"name": "models", "persistentVolumeClaim": {"claimName": opts.cache_pvc}})
+    mounts += [{k: m[k] for k in MOUNT_FIELDS if k in m} for m in source.get("volumeMounts") or []]
+    volumes += secret_volumes(spec_in)
     engine["volumeMounts"] = mounts
 
     spec: dict[str, Any] = {}
@@ -138,6 +153,18 @@ def pod_template(template: Mapping[str, Any], opts: PodOptions) -> dict:
     if meta_in.get("annotations"):
         metadata["annotations"] = dict(sorted(meta_in["annotations"].items()))
     return {"metadata": metadata, "spec": spec}
+
+
+def secret_volumes(spec: Mapping[str, Any]) -> list[dict]:
+    """The template's secret volumes, and only those fields: any other volume source is dropped
+    (admission admits none; a ModelReplica is composed, not admitted)."""
+    out = []
+    for v in spec.get("volumes") or []:
+        secret = v.get("secret")
+        if isinstance(secret, Mapping) and v.get("name"):
+            out.append({"name": v["name"],
+                        "secret": {k: copy.deepcopy(secret[k]) for k in SECRET_VOLUME_FIELDS if k in secret}})
+    return out
 
 
 def _shm(size: Any) -> dict:

@@ -259,4 +259,7 @@ def condition(namespace: str, all_uses: Mapping[str, Use], state: Found) -> tupl
         return ("Unknown", WAITING, f"waiting for Secret(s) {', '.join(state.unfetched)} to be fetched")
     if not all_uses:
         return ("True", FOUND, "the pods read no Secrets")
-    return ("True", FOUND, f"Secret(s) {', '.join(sorted(state.present))} found; the replica's cluster gets copies")
+    message = f"Secret(s) {', '.join(sorted(state.present)) or 'none'} found; the replica's cluster gets copies"
+    if state.missing:
+        message += f"; optional Secret(s) {', '.join(state.missing)} not found: pods start without them"
+    return ("True", FOUND, message)
