@@ -110,6 +110,8 @@ MSG_ENGINE = 'exactly one container, named "engine"'
 MSG_SOURCE = "spec.cluster must carry exactly the block its source names"
 MSG_POOL = "minNodeCount must not exceed maxNodeCount"
 MSG_GKE_NET = "gke.subnetwork belongs to an existing network"
+MSG_GKE_VERSION = "gke.kubernetesVersion must be 1.34 or later"
+MSG_GKE_DRIVER = "gke.accelerator.gpuDriverVersion must be INSTALLATION_DISABLED"
 MSG_EKS_NET = "eks.network describes the VPC Modelplane composes"
 MSG_AKS_NET = "aks.network.cidr describes the virtual network Modelplane composes"
 MSG_ATTR = "exactly one of string, int, bool or version"
@@ -212,6 +214,13 @@ CASES = [
         subnetwork="nodes")), "spec.cluster.gke", MSG_GKE_NET),
     Case("AKS cidr and subnetId", edit(ic("AKS", ("aks",)), lambda d: d["spec"]["cluster"]["aks"].update(
         network={"cidr": "10.1.0.0/16", "subnetId": "/subscriptions/s/x"})), "spec.cluster.aks.network", MSG_AKS_NET),
+    Case("GKE 1.34", edit(ic(), lambda d: d["spec"]["cluster"]["gke"].update(kubernetesVersion="1.34"))),
+    Case("GKE patch version", edit(ic(), lambda d: d["spec"]["cluster"]["gke"].update(
+        kubernetesVersion="1.35.1-gke.1000"))),
+    Case("GKE 1.33", edit(ic(), lambda d: d["spec"]["cluster"]["gke"].update(kubernetesVersion="1.33")),
+         "spec.cluster.gke.kubernetesVersion", MSG_GKE_VERSION),
+    Case("GKE 1.3", edit(ic(), lambda d: d["spec"]["cluster"]["gke"].update(kubernetesVersion="1.3")),
+         "spec.cluster.gke.kubernetesVersion", MSG_GKE_VERSION),
     Case("GKE without a block", ic(blocks=()), "spec.cluster", MSG_SOURCE),
     Case("GKE with an eks block", ic(blocks=("gke", "eks")), "spec.cluster", MSG_SOURCE),
     Case("Existing with a gke block", ic("Existing", ("gke",)), "spec.cluster", MSG_SOURCE),
@@ -227,6 +236,15 @@ CASES = [
     Case("synthetic device without class", icl(name="nic", driver="nic.nvidia.com", claim="Synthetic",
                                                 deviceClassName=None)),
     Case("DRA device without class", icl(deviceClassName=None), "spec.devices[0]", MSG_DRA),
+    # InferenceClass GKE accelerators (DRA on GKE: GKE's driver installation off).
+    Case("GKE accelerator, driver left to Modelplane", edit(icl(), lambda d: d["spec"].update(
+        provisioning={"gke": {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4", "count": 1}}}))),
+    Case("GKE accelerator, installation disabled", edit(icl(), lambda d: d["spec"].update(provisioning={"gke": {
+        "machineType": "g2-standard-8",
+        "accelerator": {"type": "nvidia-l4", "count": 1, "gpuDriverVersion": "INSTALLATION_DISABLED"}}}))),
+    Case("GKE accelerator, GKE-installed driver", edit(icl(), lambda d: d["spec"].update(provisioning={"gke": {
+        "machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4", "count": 1, "gpuDriverVersion": "LATEST"}}})),
+         "spec.provisioning.gke.accelerator", MSG_GKE_DRIVER),
     # InferenceGateway.
     Case("gateway named default", ig()),
     Case("gateway named otherwise", ig("main"), "", MSG_IG),

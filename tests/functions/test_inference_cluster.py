@@ -55,12 +55,14 @@ SHAPES = [
     Shape("gke enables file.googleapis.com and leaves it on at deletion",
           xr("GKE"), "service-filestore", lambda o: o["spec"]["forProvider"] == {
               "service": "file.googleapis.com", "disableOnDestroy": False, "project": "proj-1"}),
-    Shape("gke node pool carries machine, GPU, driver, pool label and GPU taint",
+    Shape("gke node pool carries machine, GPU, driver left to Modelplane, pool and DRA labels, GPU taint",
           xr("GKE"), "nodepool-l4", lambda o: (
               o["spec"]["forProvider"]["nodeConfig"]["machineType"] == "g2-standard-8"
               and o["spec"]["forProvider"]["nodeConfig"]["guestAccelerator"] == [{
-                  "type": "nvidia-l4", "count": 1, "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}]
-              and o["spec"]["forProvider"]["nodeConfig"]["labels"] == {"modelplane.ai/pool": "l4"}
+                  "type": "nvidia-l4", "count": 1,
+                  "gpuDriverInstallationConfig": {"gpuDriverVersion": "INSTALLATION_DISABLED"}}]
+              and o["spec"]["forProvider"]["nodeConfig"]["labels"] == {
+                  "modelplane.ai/pool": "l4", "gke-no-default-nvidia-gpu-device-plugin": "true"}
               and o["spec"]["forProvider"]["nodeConfig"]["taint"] == [
                   {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
               and o["spec"]["forProvider"]["clusterRef"] == {"name": "prod-a"})),
@@ -169,8 +171,9 @@ def test_stack_version_override_moves_every_chart_of_the_component():
 def test_stack_values_merge_over_modelplane_values_and_cloud_overlay():
     x = xr("GKE", stack={"draDriver": {"values": {"resources": {"gpus": {"enabled": False}}, "logVerbosity": 6}}})
     values = _chart(desired(compose(x, inputs(klass()))), "release-dra-driver")["values"]
-    assert values == {"gpuResourcesEnabledOverride": True, "resources": {"gpus": {"enabled": False}},
-                      "logVerbosity": 6, "nvidiaDriverRoot": "/home/kubernetes/bin/nvidia"}
+    assert values["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": False}}
+    assert (values["gpuResourcesEnabledOverride"], values["logVerbosity"], values["nvidiaDriverRoot"]) == (
+        True, 6, "/home/kubernetes/bin/nvidia")
 
 
 def test_stack_component_disabled_drops_its_release_and_usage_even_when_observed():

@@ -6,9 +6,9 @@ written once), the inference stack (``stack``), the in-cluster gateway
 (``gateway``) and the pool status (``pools``). ``control_plane`` composes the
 one InferenceGateway. ``inference_class`` checks an InferenceClass.
 
-- sources: ``gke`` (+ ``gke_network``), ``eks`` (+ ``eks_network``), ``aks``
-  (+ ``aks_names``: AKS node pool names), ``nebius``, ``vultr`` (+ ``neocloud_names``:
-  their resource names), ``existing``
+- sources: ``gke`` (+ ``gke_network``, ``gke_dra``: GPU pools as GKE's DRA guide
+  asks), ``eks`` (+ ``eks_network``), ``aks`` (+ ``aks_names``: AKS node pool names),
+  ``nebius``, ``vultr`` (+ ``neocloud_names``: their resource names), ``existing``
 - ``ordering``: deletion order as Crossplane Usages (clouds, provider configs)
 - ``common``: the namespace, labels, refs and condition types every builder shares
 """

@@ -58,6 +58,9 @@ class CloudPool:
     max_nodes: int | None
     zones: tuple[str, ...]
     provisioning: Mapping[str, Any] | None
+    # The pool's resource as observed (None before it exists): a builder keeps what the
+    # cloud could only change by replacing the pool and its nodes (``gke_dra``).
+    observed: Mapping[str, Any] | None = None
 
     @property
     def field(self) -> str:
@@ -102,6 +105,8 @@ class Source:
     default_block: Mapping[str, Any] | None = None
     # The kubeconfig alone cannot authenticate: the provider configs need this identity too.
     identity: Identity | None = None
+    # A warning about a pool kept as it runs rather than as its class now reads (None: nothing to say).
+    pool_warning: Callable[[Target, CloudPool], str | None] | None = None
 
     def pool_key(self, pool_name: str) -> str:
         return f"nodepool-{pool_name}"

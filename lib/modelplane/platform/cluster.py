@@ -17,7 +17,7 @@ a composed network once the user names one of their own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -169,7 +169,10 @@ def cloud(c: Composition, plan: Plan, inputs: Inputs) -> list[tuple[str, str, in
         wanted.add(key)
         # Only a fetched, existing class composes; otherwise the seed keeps what was there.
         if inputs.classes.get(p.class_name) is not None:
+            p = replace(p, observed=c.observed.get(key))
             c.desire(key, src.pool(plan.target, p))
+            if src.pool_warning and (warning := src.pool_warning(plan.target, p)):
+                c.warning(warning)
         rows.append((p.name, p.class_name, p.node_count if is_ready(c.observed.get(key)) else 0))
     for key in sorted(c.observed):
         if not key.startswith("nodepool-") or key in wanted:

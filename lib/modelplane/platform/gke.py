@@ -2,10 +2,12 @@
 
 The network is the user's (``gke.network``) or composed (``gke_network``).
 
-The Cluster runs a DRA-capable version with workload identity and the
-Filestore CSI driver; its default node pool is removed so every node belongs
-to a Modelplane pool (and carries ``modelplane.ai/pool``). Nodes use
-GKE-installed GPU drivers, which live under /home/kubernetes/bin/nvidia.
+The Cluster runs a DRA-capable version (1.34 or later, as Google's DRA
+guide requires) with workload identity and the Filestore CSI driver; its
+default node pool is removed so every node belongs to a Modelplane pool (and
+carries ``modelplane.ai/pool``). GPU pools follow that guide (``gke_dra``):
+GKE's driver installation and device plugin off, the driver installed by a
+DaemonSet Modelplane composes, NVIDIA's DRA driver publishing the GPUs.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Any
 
 from modelplane import labels
 from modelplane.objects import remote_object
-from modelplane.platform import gke_network
+from modelplane.platform import gke_dra, gke_network
 from modelplane.platform.clouds import (
     CloudPool,
     Source,
@@ -105,10 +107,8 @@ def pool(t: Target, p: CloudPool) -> dict:
             node[key] = prov[key]
     acc = prov.get("accelerator")
     if acc:
-        node["guestAccelerator"] = [{
-            "type": acc["type"], "count": acc["count"],
-            "gpuDriverInstallationConfig": {"gpuDriverVersion": acc.get("gpuDriverVersion", "LATEST")},
-        }]
+        node["guestAccelerator"], dra_labels = gke_dra.accelerator(p, prov)
+        node["labels"].update(dra_labels)
         # GKE adds this taint to GPU nodes itself; declaring it keeps the spec and the node in step.
         node["taint"] = [dict(GPU_TAINT)]
     fp: dict[str, Any] = {
@@ -128,18 +128,21 @@ def pool(t: Target, p: CloudPool) -> dict:
     }
 
 
-def storage_class(t: Target, provider_config: str) -> dict[str, dict]:
-    """The ``modelplane-rwx`` Filestore class ModelCache PVCs use by default."""
+def extra(t: Target, provider_config: str) -> dict[str, dict]:
+    """The ``modelplane-rwx`` Filestore class ModelCache PVCs use by default, and the
+    NVIDIA driver installer of DRA GPU pools (no pods where there are none)."""
     manifest = rwx_storage_class("filestore.csi.storage.gke.io",
                                  {"tier": "enterprise", "network": gke_network.network_name(t)})
     obj = remote_object(t.key_name("storageclass"), manifest, provider_config,
                         namespace=NAMESPACE, labels=t.labels)
-    return {"storageclass": obj}
+    return {"storageclass": obj,
+            **gke_dra.installer(t.key_name("gpu-driver-installer"), provider_config, t.labels)}
 
 
 SOURCE = Source(
     name="GKE", block="gke", provisioning="gke",
     infra=infra, pool=pool, kubeconfig=connection_secret, cluster_key="cluster",
-    extra=storage_class,
-    stack_values={"draDriver": {"nvidiaDriverRoot": "/home/kubernetes/bin/nvidia"}},
+    extra=extra,
+    stack_values=gke_dra.STACK_VALUES,
+    pool_warning=gke_dra.legacy_warning,
 )
