@@ -120,6 +120,22 @@ MSG_IG = "must be named default"
 MSG_METALLB = "loadBalancer MetalLB needs spec.metallb.addresses"
 MSG_TLS = "spec.tls applies to https URLs only"
 MSG_HF = "source type HuggingFace needs source.huggingFace"
+MSG_UNMOUNTED = "every secret volume must be mounted"
+MSG_UNDECLARED = "a volumeMounts entry names a volume that template.spec.volumes does not declare"
+MSG_MOUNT_ABS = "volumeMounts[].mountPath must be an absolute path"
+MSG_MOUNT_OURS = "/dev/shm and /mnt/models are mounted by Modelplane"
+MSG_VOL_LABEL = "volumes[].name must be a DNS label"
+MSG_VOL_OURS = "volume names dshm and models are Modelplane's"
+MSG_ITEM_PATH = "items[].path must be relative"
+
+
+def secret_volume(doc: Doc, volume: Doc | None = None, mount: Doc | bool | None = None) -> None:
+    """A member reading Secrets through envFrom and a volume; mount=False leaves the volume unmounted."""
+    spec = tpl(doc)["spec"]
+    spec["volumes"] = [volume or {"name": "certs", "secret": {"secretName": "tls"}}]
+    if mount is not False:
+        spec["containers"][0]["volumeMounts"] = [mount or {"name": "certs", "mountPath": "/etc/certs"}]
+    spec["containers"][0]["envFrom"] = [{"secretRef": {"name": "engine-env"}, "prefix": "ENGINE_"}]
 
 MEMBERS = "spec.engines[0].members"
 CASES = [
@@ -169,6 +185,35 @@ CASES = [
     Case("container securityContext rejected", edit(md(), lambda d: tpl(d)["spec"]["containers"][0].update(
         securityContext={"privileged": True})),
          "spec.engines[0].members[0].template.spec.containers[0].securityContext", "unknown field"),
+    # Secrets: envFrom and mounted secret volumes, nothing else.
+    Case("envFrom and a mounted secret volume", edit(md(), lambda d: secret_volume(d, {
+        "name": "certs", "secret": {"secretName": "tls", "items": [{"key": "tls.crt", "path": "certs/tls.crt"}],
+                                    "defaultMode": 256}}))),
+    Case("secret volume not mounted", edit(md(), lambda d: secret_volume(d, mount=False)),
+         "spec.engines[0].members[0].template.spec.volumes", MSG_UNMOUNTED),
+    Case("mount of an undeclared volume", edit(md(), lambda d: secret_volume(
+        d, mount={"name": "other", "mountPath": "/etc/other"})),
+         "spec.engines[0].members[0].template.spec.containers", MSG_UNDECLARED),
+    Case("relative mount path", edit(md(), lambda d: secret_volume(d, mount={"name": "certs", "mountPath": "etc/c"})),
+         "spec.engines[0].members[0].template.spec.containers[0].volumeMounts[0]", MSG_MOUNT_ABS),
+    Case("mount over the model cache", edit(md(), lambda d: secret_volume(
+        d, mount={"name": "certs", "mountPath": "/mnt/models/certs"})),
+         "spec.engines[0].members[0].template.spec.containers[0].volumeMounts[0]", MSG_MOUNT_OURS),
+    Case("volume name not a DNS label", edit(md(), lambda d: secret_volume(
+        d, {"name": "Certs", "secret": {"secretName": "tls"}}, {"name": "Certs", "mountPath": "/c"})),
+         "spec.engines[0].members[0].template.spec.volumes[0].name", MSG_VOL_LABEL),
+    Case("volume named like ours", edit(md(), lambda d: secret_volume(
+        d, {"name": "dshm", "secret": {"secretName": "tls"}}, {"name": "dshm", "mountPath": "/c"})),
+         "spec.engines[0].members[0].template.spec.volumes[0].name", MSG_VOL_OURS),
+    Case("item path climbing out", edit(md(), lambda d: secret_volume(
+        d, {"name": "certs", "secret": {"secretName": "tls", "items": [{"key": "k", "path": "../k"}]}})),
+         "spec.engines[0].members[0].template.spec.volumes[0].secret.items[0].path", MSG_ITEM_PATH),
+    Case("hostPath volume rejected", edit(md(), lambda d: secret_volume(
+        d, {"name": "certs", "hostPath": {"path": "/"}})),
+         "spec.engines[0].members[0].template.spec.volumes[0].hostPath", "unknown field"),
+    Case("envFrom a ConfigMap rejected", edit(md(), lambda d: tpl(d)["spec"]["containers"][0].update(
+        envFrom=[{"configMapRef": {"name": "cfg"}}])),
+         "spec.engines[0].members[0].template.spec.containers[0].envFrom[0].configMapRef", "unknown field"),
     Case("env from fieldRef, probes, shm", edit(md(), lambda d: (tpl(d)["spec"].update(shmSize="16Gi"), tpl(d)[
         "spec"]["containers"][0].update(
         env=[{"name": "VLLM_HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
