@@ -293,11 +293,14 @@ def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:
     users["gateway"]["spec"]["readiness"]["celQuery"] = gateway.PROGRAMMED_CEL
     if plan.source.extra:
         users.update(plan.source.extra(t, pc))
-    for key, obj in sorted(users.items()):
+    # A new release whose cloud prerequisites are not Ready yet waits (reported as pending).
+    waiting = stack.waiting(releases, lambda k: is_ready(c.observed.get(k)), c.observed, plan.source.stack_after)
+    composed = {k: obj for k, obj in users.items() if k not in waiting}
+    for key, obj in sorted(composed.items()):
         c.desire(key, obj)
-    _usages(c, plan, users)
+    _usages(c, plan, composed)
     # The provider configs outlive every Object and Release that uses them (ordering.py).
-    ordering.hold_provider_configs(c, users)
+    ordering.hold_provider_configs(c, composed)
     return sorted(users)
 
 
