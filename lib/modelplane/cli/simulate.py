@@ -19,10 +19,12 @@ from typing import TextIO
 import yaml
 
 from modelplane.errors import InputError
+from modelplane.physical import driver_values
 from modelplane.render import FunctionPool, RenderError, reader
 from modelplane.simulate import report, scenario
 from modelplane.simulate.loop import load
 from modelplane.simulate.progress import for_stream
+from modelplane.validate.admission import load_dir
 
 VIEWS = ("placements", "conditions", "capacity", "routes", "timeline", "resources", "all")
 
@@ -49,7 +51,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hardware", type=Path, metavar="FILE",
                    help="InferenceClasses describing the devices nodes really carry: pools naming one of these "
                         "classes get its devices in the physical model, while the fleet scheduler still reads the "
-                        "class under DIR (what if a class is wrong?)")
+                        "class under DIR (what if a class is wrong?); the word 'published' gives every GPU of a "
+                        "product in Modelplane's value table what its DRA driver publishes (a file of that name: "
+                        "./published)")
     p.add_argument("--max-rounds", type=int, default=100, metavar="N",
                    help="give up when a settle takes more than N rounds (default 100)")
     p.add_argument("--lab", nargs="?", const="", default=None, metavar="STATE",
@@ -58,6 +62,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress line on stderr (it is shown only when stderr is a terminal)")
     return p
+
+
+PUBLISHED = "published"
+
+
+def published_hardware(directory: Path) -> dict[str, dict]:
+    """``--hardware published``: each InferenceClass under ``directory`` as the nodes' drivers publish it
+    (``modelplane.physical.driver_values``): a class stating marketing sizes gets the real ones."""
+    xrs, _ = load_dir(directory)
+    return {(x.get("metadata") or {}).get("name", ""): driver_values.published(x.get("spec") or {})
+            for x in xrs if x.get("kind") == "InferenceClass"}
 
 
 def load_hardware(path: Path) -> dict[str, dict]:
@@ -127,7 +142,8 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     sim = None
     try:
         steps = _scenario(args.scenario) if args.scenario else []
-        hardware = load_hardware(args.hardware) if args.hardware else None
+        hardware = (published_hardware(args.directory) if str(args.hardware) == PUBLISHED
+                    else load_hardware(args.hardware) if args.hardware else None)
         lab = _lab(args.lab, hardware) if args.lab is not None else {}
         current: list[scenario.Step | None] = [None]
 

@@ -11,6 +11,8 @@ with real processes.
   arrives: Nodes, DRA ResourceSlices, DeviceClasses, storage (the lab installs
   them; the simulated model reads them)
 - ``hardware``: a cluster's nodes and devices, built from ``inventory``
+- ``driver_values``: what GPU DRA drivers publish per product (the value table
+  classes and selectors are checked against; ``simulate --hardware published``)
 - ``kubesched``: kube-scheduler's node and DRA device allocation, as a model
 - ``controllers``: the Deployment, LeaderWorkerSet and Job controllers, as models
 - ``simulated``: ``Physical``, the simulated fleet (hardware + controllers +
