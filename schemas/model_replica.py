@@ -241,6 +241,52 @@ class ModelReplicaStatusBackendRef(BaseModel):
     """
 
 
+class ModelReplicaStatusEngine(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    pod: str | None = None
+    """
+    Pod name on the workload cluster.
+    """
+    engine: str | None = None
+    """
+    The engine (spec.engines[].name).
+    """
+    role: str | None = None
+    """
+    standalone, leader or worker.
+    """
+    state: str | None = None
+    """
+    Running, Waiting or Terminated (the container's state), or Pending (no container yet).
+    """
+    ready: bool | None = None
+    """
+    The engine passes its readiness probe.
+    """
+    reason: str | None = None
+    """
+    Why it waits or ended (CrashLoopBackOff, ImagePullBackOff, CreateContainerConfigError, Unschedulable, OOMKilled, Error).
+    """
+    exitReason: str | None = None
+    """
+    The last termination's reason (OOMKilled, Error).
+    """
+    exitCode: int | None = None
+    """
+    The last termination's exit code (137 = killed, e.g. out of memory).
+    """
+    restarts: int | None = None
+    """
+    How often the engine restarted.
+    """
+    message: Annotated[str | None, Field(max_length=1024)] = None
+    """
+    The tail of the last termination message (the engine's last log lines) or the waiting message, at most 1024 characters.
+    """
+
+
 class ModelReplicaStatus(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -260,6 +306,12 @@ class ModelReplicaStatus(BaseModel):
     backendRefs: list[ModelReplicaStatusBackendRef] | None = None
     """
     Where the replica serves on its cluster (Services or InferencePools), for routes.
+    """
+    engines: Annotated[list[ModelReplicaStatusEngine] | None, Field(max_length=16)] = (
+        None
+    )
+    """
+    What each engine pod says, as the cluster's engine observer reports it (failing engines first, at most 16). Absent until the observer has written a report (it may be switched off: spec.stack.engineObserver on the InferenceCluster).
     """
 
 

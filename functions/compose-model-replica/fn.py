@@ -12,6 +12,10 @@ in the replica's namespace; each one found is copied to the cluster under a
 replica-scoped name and the pod templates read the copies. A workload waits for
 its copies (kept as observed when it exists, not yet composed when new); a
 missing Secret never holds it: the SecretsFound condition names it and the fix.
+
+What the engines say comes back from the cluster's engine observer through an
+Observe-only Object (lib/modelplane/workloads/engine_status.py): status.engines and,
+while a workload waits, the Serving condition (EngineFailing with the engine's words).
 """
 from modelplane import conditions as C
 from modelplane.naming import dns_label
@@ -20,6 +24,7 @@ from modelplane.pipeline.composition import Composition, is_ready
 from modelplane.pipeline.xr import parse
 from modelplane.platform import ordering
 from modelplane.schemas.model_replica import ModelReplica
+from modelplane.workloads import engine_status as ES
 from modelplane.workloads import replica as R
 from modelplane.workloads import secrets as S
 
@@ -88,6 +93,14 @@ def compose(c: Composition) -> None:
         c.condition(C.SYNCED_INPUTS, False, C.WAITING_FOR_INPUTS,
                     "spec.cluster.gateway has no name/namespace yet; the replica route waits for it")
 
+    # What the engines say, as the cluster's engine observer reports it: read only (Observe), and
+    # never a reason to wait (an absent report is "no engine report yet").
+    report = composed[ES.KEY] = remote_object(
+        dns_label(c.name, "engine-report"), ES.report_manifest(mr.spec.deployment, mr.spec.index, c.namespace),
+        provider, namespace=c.namespace, labels=labels, management_policies=["Observe"])
+    c.desire(ES.KEY, report, ready=True)
+    engines = ES.read(c.observed.get(ES.KEY))
+
     # A copy leaves with the last workload that reads it (a kept workload may still read an old one).
     for key in S.unread_copies(c.observed, copies, [manifest_of(o) for o in kept]):
         c.drop(key)
@@ -98,10 +111,10 @@ def compose(c: Composition) -> None:
               "backendRefs": R.status_refs(R.backend_refs(mr, c.name))}
     if gateway and gateway.address:
         status["url"] = f"http://{gateway.address}"
+    if engines is not None:
+        status["engines"] = ES.status_entries(engines)
     c.set_status(**status)
-    if waiting:
-        c.condition(R.SERVING, False, C.CREATING, "waiting for " + ", ".join(sorted(waiting)))
-    else:
-        c.condition(R.SERVING, True, C.AVAILABLE, "every workload reports its replicas ready")
+    serving = ES.serving(waiting, engines)
+    c.condition(R.SERVING, serving.status, serving.reason, serving.message)
     c.set_ready(not waiting)
     c.condition(S.SECRETS_FOUND, *S.condition(c.namespace, uses, found))

@@ -2,7 +2,8 @@
 
 ``cluster`` composes one InferenceCluster from a table of cloud sources
 (``clouds``: GKE, EKS, AKS, Nebius, Vultr, Existing differ as data; the shared steps are
-written once), the inference stack (``stack``), the in-cluster gateway
+written once), the inference stack (``stack``), the engine observer
+(``engine_observer``: its account, rights and Deployment), the in-cluster gateway
 (``gateway``) and the pool status (``pools``). ``control_plane`` composes the
 one InferenceGateway. ``inference_class`` checks an InferenceClass.
 

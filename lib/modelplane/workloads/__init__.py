@@ -13,5 +13,7 @@ Objects that run it on its cluster; each module builds one shape:
 - ``disaggregated``: the llm-d prefill/decode shape over two engines;
 - ``replica``: assembling all of it, the replica route and the status;
 - ``secrets``: the Secrets the pods read, copied to the replica's cluster under
-  replica-scoped names, and the pod templates rewritten to read the copies.
+  replica-scoped names, and the pod templates rewritten to read the copies;
+- ``engine_status``: what the engines say (the engine observer's report, read
+  back through an Observe-only Object) in status and the Serving condition.
 """

@@ -35,7 +35,7 @@ OMITTED_KEY = "omitted"
 LOAD_KEY = "load"              # reserved: engine load, for autoscaling (not written yet)
 MAX_ENGINES = 16               # entries per report (a ConfigMap and an XR status stay small)
 MESSAGE_TAIL = 1024            # characters of a termination message kept (the kubelet keeps 2048 bytes)
-CONDITION_TAIL = 300           # characters of it in the Serving condition's message
+CONDITION_TAIL = 400           # characters of it in the Serving condition's message (on one line)
 NO_REPORT = "no engine report yet"
 
 # Waiting reasons that mean the engine cannot start without a change (not "still starting").
@@ -179,5 +179,6 @@ def describe(s: EngineState) -> str:
         code = "?" if s.exit_code is None else s.exit_code
         line += f"; last exit {s.exit_reason or '?'} (code {code})"
     if s.message:
-        line += ": " + tail(s.message, CONDITION_TAIL).replace("\n", " | ")
+        one_line = " | ".join(part.strip() for part in s.message.splitlines() if part.strip())
+        line += ": " + tail(one_line, CONDITION_TAIL)
     return line
