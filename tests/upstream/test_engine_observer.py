@@ -22,7 +22,7 @@ from modelplane.workloads import engine_status as ES
 
 from tests.functions.replicas import FN, replica
 from tests.observer import pods as P
-from tests.support import desired, request, run
+from tests.support import conditions, desired, request, run, status
 
 TEAM, OTHER = "obs-team-a", "obs-team-b"
 HANG_GUARD = 90.0
@@ -127,10 +127,19 @@ def test_the_observer_reports_engines_in_their_own_namespace(apiserver, observer
         changed = wait_for("the OOM kill in the report", lambda: (
             (cm := configmap(admin, TEAM, name)) and "OOMKilled" in cm["data"]["engines"] and cm))
 
-        # The replica reads it back through its Observe-only Object (provider-kubernetes puts the
-        # remote object in status.atProvider.manifest).
-        states = ES.read({"status": {"atProvider": {"manifest": changed}}})
-        serving = ES.serving(["qwen3-8b-0-prod-a-qwen3-8b"], states)
+        # compose-model-replica, through the real pipeline, reads it back from its Observe-only Object
+        # (provider-kubernetes puts the remote object in status.atProvider.manifest).
+        xr = replica()
+        xr["metadata"]["namespace"] = TEAM
+        rsp = run(FN, request(xr, observed={ES.KEY: {
+            "apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
+            "status": {"atProvider": {"manifest": changed}}}}))
+        assert desired(rsp)[ES.KEY]["spec"]["forProvider"]["manifest"]["metadata"] == {"name": name,
+                                                                                       "namespace": TEAM}
+        (reported,) = status(rsp)["engines"]
+        assert (reported["pod"], reported["exitReason"], reported["restarts"]) == (
+            crashing["metadata"]["name"], "OOMKilled", 3)
+        serving = conditions(rsp)["Serving"]
         assert serving.reason == "EngineFailing"
         assert "CrashLoopBackOff, 3 restarts; last exit OOMKilled (code 137)" in serving.message
 
