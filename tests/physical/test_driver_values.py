@@ -268,3 +268,20 @@ def test_a_class_stating_the_marketing_size_leaves_pods_pending(tmp_path):
     code, out, err = _simulate(tmp_path / "old")
     assert code == 0, err
     assert "selector 1 false" in out, out
+
+
+def test_the_page_shows_the_table():
+    """docs/platform/gpu-classes.md's value table is this table: product, driver, memory, the
+    selector ceiling and the attributes, row for row."""
+    text = (ROOT / "docs/platform/gpu-classes.md").read_text(encoding="utf-8")
+    section = text.split("## What the drivers publish", 1)[1].split("\n### ", 1)[0]
+    rows = [[c.strip().strip("`") for c in line.strip("|").split("|")]
+            for line in section.splitlines() if line.startswith("| `")][1:]  # [0] is the header
+    want = []
+    for r in dv.ROWS:
+        a = r.attributes
+        family = (a.get("architecture") or a.get("family") or {}).get("string", "-")
+        want.append([r.product, r.driver, family, a.get("cudaComputeCapability", {}).get("version", "-"),
+                     a.get("brand", {}).get("string", "-"), r.memory, dv.gib(r.memory),
+                     str(dv.selector_floor(r.memory))])
+    assert [row[:8] for row in rows] == want

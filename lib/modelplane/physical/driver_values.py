@@ -105,7 +105,8 @@ class Row:
 
 
 def _nvidia(product: str, arch: str, cc: str, memory: str, source: str, varies: str,
-            measured: bool = True, brand: str | None = "Nvidia") -> Row:
+            measured: bool = True, brand: str | None = None) -> Row:
+    """An NVIDIA row; ``brand`` only where it was seen published (NVML's brand is not on datasheets)."""
     attrs = {"type": {"string": "gpu"}, "productName": {"string": product}, "architecture": {"string": arch},
              "cudaComputeCapability": {"version": cc},
              "driverVersion": {"version": NVIDIA.driver_version},
@@ -119,10 +120,12 @@ _ECC_ON = "HBM with ECC always on; NVML total memory has been the same across 5x
 
 ROWS: tuple[Row, ...] = (
     _nvidia("NVIDIA H200", "Hopper", "9.0.0", "143771Mi",
-            "measured: an H200 with driver 580.159.04 and v25.12.0's enumeration code (issue 47)", _ECC_ON),
+            "measured: an H200 with driver 580.159.04 and v25.12.0's enumeration code (issue 47)", _ECC_ON,
+            brand="Nvidia"),
     _nvidia("NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", "81559Mi",
             "public ResourceSlice of gpu.nvidia.com with driver 580.126.20 (openshift-psap/composite-dra-driver "
-            "README.md, 'Source: GPU driver'); nvidia-smi on H100 SXM and PCIe reports 81559MiB", _ECC_ON),
+            "README.md, 'Source: GPU driver'); nvidia-smi on H100 SXM and PCIe reports 81559MiB", _ECC_ON,
+            brand="Nvidia"),
     _nvidia("NVIDIA A100-SXM4-80GB", "Ampere", "8.0.0", "81920Mi",
             "public nvidia-smi reports (81920MiB, drivers 535 to 570, ECC on and off); not seen in a ResourceSlice",
             _ECC_ON),
@@ -136,7 +139,7 @@ ROWS: tuple[Row, ...] = (
             "GDDR6 with ECC on (the default); ECC off reports more"),
     _nvidia("Tesla T4", "Turing", "7.5.0", "15360Mi",
             "public nvidia-smi reports (15360MiB with drivers 525 and 535; 15109MiB with older drivers)",
-            "GDDR6 with ECC on; 15109Mi on drivers before 525", measured=True, brand=None),
+            "GDDR6 with ECC on; 15109Mi on drivers before 525"),
     Row(AMD_DRIVER, "AMD_Instinct_MI300X_OAM",
         {"type": {"string": "amdgpu"}, "productName": {"string": "AMD_Instinct_MI300X_OAM"},
          "family": {"string": "AI"}, "partitionProfile": {"string": "spx_nps1"},
