@@ -31,6 +31,18 @@ class ModelServiceSpecEndpoint(BaseModel):
     """
 
 
+class ModelServiceSpecTimeouts(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    request: Annotated[str | None, Field(pattern='^([0-9]{1,5}(h|m|s|ms)){1,4}$')] = (
+        '1h'
+    )
+    """
+    The longest a request may take, the whole answer included, streamed or not, as a Gateway API duration (90s, 30m, 1h30m). A gateway cuts an answer still running then. 0s sets no limit (Envoy Gateway then also drops its stream idle timeout, so a stalled engine holds the connection). Without a value on the route, Envoy's default of 15s would cut long answers.
+    """
+
+
 class ModelServiceSpec(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -40,6 +52,12 @@ class ModelServiceSpec(BaseModel):
     ]
     """
     Groups of ModelEndpoints (this namespace) to route to.
+    """
+    timeouts: Annotated[
+        ModelServiceSpecTimeouts | None, Field(validate_default=True)
+    ] = {}
+    """
+    How long one request may take. Written on every route composed for this service (the control plane's and the one on each cluster hosting its replicas) as the Gateway API HTTPRoute field rules[].timeouts.
     """
 
 

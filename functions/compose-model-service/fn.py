@@ -5,7 +5,8 @@ the ModelEndpoints matching its selector in this namespace only; wait (keeping
 the observed routes) until all are fetched; compose the HTTPRoute on the
 InferenceGateway with exact weights and, per cluster hosting selected
 replicas, an Object carrying the service's route on that cluster's gateway
-(two hops: lib/modelplane/routing/service.py); name every selector that
+(two hops: lib/modelplane/routing/service.py), both with the service's
+request timeout (lib/modelplane/routing/timeouts.py); name every selector that
 matches nothing and every endpoint not routed yet. When no endpoint is
 routable at all, the last observed routes are kept rather than replaced by
 ones with no backends.
@@ -65,10 +66,12 @@ def compose(c: Composition) -> None:
     weights = S.split_weights(found.groups)
     endpoints, conflicts = S.one_path(found, weights)
     labels = {L.MANAGED_BY: FUNCTION}
-    c.desire(route_name, S.route(c.name, c.namespace, gateway, list(endpoints.values()), weights, labels),
-             ready=True)
+    timeout = ms.spec.timeouts.request if ms.spec.timeouts else None   # None: the API's default
+    c.desire(route_name, S.route(c.name, c.namespace, gateway, list(endpoints.values()), weights, labels,
+                                 request_timeout=timeout), ready=True)
     composed = {}
-    for hop in S.cluster_routes(c.name, c.namespace, list(endpoints.values()), weights, labels):
+    for hop in S.cluster_routes(c.name, c.namespace, list(endpoints.values()), weights, labels,
+                                request_timeout=timeout):
         key = f"{CLUSTER_ROUTE}{hop.cluster}"
         composed[key] = remote_object(dns_label(c.name, "route", hop.cluster), hop.manifest, hop.provider_config,
                                       namespace=c.namespace, labels=labels, readiness="SuccessfulCreate")

@@ -114,7 +114,8 @@ def test_two_hops_control_plane_splits_by_endpoint_each_cluster_among_its_replic
         "matches": [{"path": {"type": "PathPrefix", "value": "/"},
                      "headers": [{"type": "Exact", "name": "x-modelplane-service", "value": f"{NS}/{NAME}"}]}],
         "backendRefs": [{"name": "pd-0-engine", "port": 8000, "weight": 1},
-                        {"name": "pd-2-engine", "port": 8000, "weight": 1}]}]
+                        {"name": "pd-2-engine", "port": 8000, "weight": 1}],
+        "timeouts": {"request": "1h"}}]
     assert [r["name"] for r in b["spec"]["rules"][0]["backendRefs"]] == ["pd-1-engine"]
     # The routes on workload clusters hold their provider configs like every remote Object.
     assert [k for k in desired(rsp) if k.startswith("usage-")]

@@ -2,5 +2,6 @@
 
 - ``backend``: an Envoy Gateway Backend (and an optional credential filter)
   from a ModelEndpoint's URL and auth;
-- ``service``: the ModelService HTTPRoute with exact weights.
+- ``service``: the ModelService HTTPRoute with exact weights;
+- ``timeouts``: the request timeout every composed route rule carries.
 """

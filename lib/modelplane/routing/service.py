@@ -22,6 +22,10 @@ implementation claims in its conformance report, so no route relies on one.
 
 Endpoints whose rewritePath differs cannot share one rule: the path with the
 largest share is routed, the others are named in the condition.
+
+Both hops carry the service's ``spec.timeouts.request`` (``timeouts.py`` says why a
+route without one cuts answers at 15 s), so the inner hop never ends an answer the
+outer one would let finish.
 """
 from __future__ import annotations
 
@@ -31,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane.labels import OUT_OF_ROUTING
+
+from .timeouts import rule_timeouts
 
 ROUTE_API = "gateway.networking.k8s.io/v1"
 BACKEND_GROUP = "gateway.envoyproxy.io"
@@ -190,8 +196,9 @@ def _reduce(weights: dict[Any, int]) -> dict[Any, int]:
 
 
 def route(name: str, namespace: str, gateway: Mapping[str, str], endpoints: Sequence[Endpoint],
-          weights: Mapping[str, int], labels: Mapping[str, str]) -> dict:
-    """The ModelService HTTPRoute on the InferenceGateway's Gateway (hop 1)."""
+          weights: Mapping[str, int], labels: Mapping[str, str], *, request_timeout: str | None = None) -> dict:
+    """The ModelService HTTPRoute on the InferenceGateway's Gateway (hop 1); ``request_timeout``
+    is the service's spec.timeouts.request (None: the API's default)."""
     prefix = f"/{namespace}/{name}/"
     paths = {e.rewrite_path for e in endpoints}
     common = paths.pop() if len(paths) == 1 else "/"
@@ -207,7 +214,8 @@ def route(name: str, namespace: str, gateway: Mapping[str, str], endpoints: Sequ
     if any(e.replica for e in endpoints):
         filters.append({"type": "RequestHeaderModifier", "requestHeaderModifier": {
             "set": [{"name": SERVICE_HEADER, "value": f"{namespace}/{name}"}]}})
-    rule: dict[str, Any] = {"matches": [{"path": {"type": "PathPrefix", "value": prefix}}], "filters": filters}
+    rule: dict[str, Any] = {"matches": [{"path": {"type": "PathPrefix", "value": prefix}}], "filters": filters,
+                            "timeouts": rule_timeouts(request_timeout)}
     if refs:  # no backends: the gateway answers 500 until one is routed
         rule["backendRefs"] = refs
     return {
@@ -229,7 +237,7 @@ class ClusterRoute:
 
 
 def cluster_routes(name: str, namespace: str, endpoints: Sequence[Endpoint], weights: Mapping[str, int],
-                   labels: Mapping[str, str]) -> list[ClusterRoute]:
+                   labels: Mapping[str, str], *, request_timeout: str | None = None) -> list[ClusterRoute]:
     """Per cluster hosting selected replicas: a route matching the service header, split among them.
 
     A replica with several backends (engines weighted by copies) gives each
@@ -262,7 +270,7 @@ def cluster_routes(name: str, namespace: str, endpoints: Sequence[Endpoint], wei
                 "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/"},
                                         "headers": [{"type": "Exact", "name": SERVICE_HEADER,
                                                      "value": f"{namespace}/{name}"}]}],
-                           "backendRefs": refs}],
+                           "backendRefs": refs, "timeouts": rule_timeouts(request_timeout)}],
             },
         }
         out.append(ClusterRoute(cluster, first.provider_config, manifest))

@@ -12,6 +12,11 @@ HTTPRoute on the cluster gateway serves ``/<namespace>/<replica>/`` (rewritten
 to ``/``): the replica's own URL. ModelServices reach it through a route of
 their own on this cluster (lib/routing/service.py), so the replica publishes
 its backend references (``status_refs``).
+
+The replica route carries a request timeout, as every route Modelplane composes
+(``modelplane.routing.timeouts`` says why a route without one cuts answers at
+Envoy's 15 s): the ModelService API's default, since no ModelService speaks for
+a replica's own URL.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from modelplane import conditions as C
 from modelplane import labels as L
 from modelplane.errors import InputError
 from modelplane.naming import dns_label
+from modelplane.schemas.model_service import ModelServiceSpecTimeouts
 
 from . import claims, gang, pods, standalone
 from . import disaggregated as pd
@@ -30,6 +36,8 @@ from . import disaggregated as pd
 FUNCTION = "compose-model-replica"
 ROUTE_API = "gateway.networking.k8s.io/v1"
 POOL_GROUP = "inference.networking.k8s.io"
+# A sibling of modelplane.routing cannot import it: both read the API's default.
+REQUEST_TIMEOUT: str = ModelServiceSpecTimeouts().request or "1h"
 
 # Condition type and reasons this function reports (beside Ready).
 SERVING = C.SERVING
@@ -122,7 +130,8 @@ def route(name: str, namespace: str, gateway: Mapping[str, str], refs: Sequence[
                 {"matches": [{"path": {"type": "PathPrefix", "value": prefix}}],
                  "filters": [{"type": "URLRewrite", "urlRewrite": {
                      "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
-                 "backendRefs": [dict(ref) for ref in refs]},
+                 "backendRefs": [dict(ref) for ref in refs],
+                 "timeouts": {"request": REQUEST_TIMEOUT}},
             ],
         },
     }
