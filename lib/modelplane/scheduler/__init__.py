@@ -25,10 +25,13 @@ phases, one call each, like the Kubernetes scheduler framework and Karmada:
    through one seam, the ``matcher`` (``modelplane.cel`` by default).
 2. keep (``keep.py``, ``keep()`` returning ``Kept``): placed replicas stay
    unless they lost their place (evicted: their cluster is gone, drains
-   them with an untolerated NoExecute taint, their pool no longer matches,
-   or is overcommitted by replicas admitted earlier, as ``plan.replay``
+   them with an untolerated NoExecute taint, their pool is gone or its
+   class has fewer devices per node than their pods take, or they are
+   overcommitted by replicas admitted earlier, as ``plan.replay``
    reports); scale-down picks who goes; replicas that cannot be judged now
-   (cluster or class not observed, cluster not Ready) are held untouched.
+   (cluster or class not observed, cluster not Ready) are held untouched,
+   and so are those whose pool's class no longer satisfies their selectors
+   (still counted in the fill, like an allocated DRA claim).
    Extra replicas (outdated revision, draining, replaced by failover) are
    judged alike and take capacity while they stay, but never count towards
    ``replicas``. ``Kept.wanted`` lists the indexes to place: new ones and

@@ -274,7 +274,9 @@ class PoolPlacement:
 NEW = "New"  # a missing index placed for the first time
 KEPT = "Kept"  # a current replica that still fits where it is
 MOVED = "Moved"  # a current replica that had to leave its cluster
-HELD = "Held"  # kept untouched: its cluster or class is not observed yet, or its cluster is not Ready
+# Kept untouched: its cluster or class is not observed yet, its cluster is not Ready, or its pool's
+# class no longer satisfies its selectors (it keeps its devices, as DRA keeps an allocated claim).
+HELD = "Held"
 
 
 @dataclass(frozen=True)
@@ -287,7 +289,7 @@ class Placement:
     state: str = NEW
     moved_from: str | None = None  # with MOVED: the cluster it left, and why
     moved_because: str | None = None
-    held_because: str | None = None  # with HELD: "not observed yet" or "not Ready"
+    held_because: str | None = None  # with HELD: "not observed yet", "not Ready", or the selector (explain.mismatch)
 
 
 @dataclass(frozen=True)
