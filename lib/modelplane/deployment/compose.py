@@ -10,9 +10,10 @@ Per placement:
   published ``status.url``/``backendRefs`` and its cluster. A NEW endpoint waits until the
   replica is Ready and has published its URL, so a replica joins routing
   only once it can serve; an EXISTING endpoint is kept (updated) meanwhile.
-- Held (its cluster or class is not observed yet, or its cluster is not
-  Ready): the observed replica and endpoint are kept untouched (the
-  runtime seeded them).
+- Held (its cluster or class is not observed yet, its cluster is not
+  Ready, or its pool's class no longer satisfies its selectors): the
+  observed replica and endpoint are kept untouched (the runtime seeded
+  them), so a class edit rolls nothing.
 
 Extra replicas that stay (outdated revision, replaced by failover) are kept
 untouched too; a replica failover replaced is annotated
