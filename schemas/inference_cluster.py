@@ -41,7 +41,7 @@ class InferenceClusterSpecClusterGke(BaseModel):
     """
     kubernetesVersion: Annotated[str | None, Field(max_length=64)] = None
     """
-    GKE version; omitted = the release channel default.
+    GKE version, 1.34 or later (Dynamic Resource Allocation on GKE); omitted = 1.34, the release channel picks the patch.
     """
     network: Annotated[str | None, Field(max_length=1024, min_length=1)] = None
     """
@@ -603,6 +603,20 @@ class InferenceClusterSpecStackEnvoyGateway(BaseModel):
     """
 
 
+class InferenceClusterSpecStackEngineObserver(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    enabled: bool | None = True
+    """
+    Install it. Without it, replicas say "no engine report yet".
+    """
+    image: Annotated[str | None, Field(max_length=512, min_length=1)] = None
+    """
+    The image holding the modelplane command (it runs /venv/bin/modelplane engine-observer); omitted = the compose-model-replica package of this release. Set it to where you pushed that package (docs/platform/engine-observer.md).
+    """
+
+
 class InferenceClusterSpecStackDraDriver(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -648,6 +662,12 @@ class InferenceClusterSpecStack(BaseModel):
     ] = {}
     """
     Envoy Gateway Helm release.
+    """
+    engineObserver: Annotated[
+        InferenceClusterSpecStackEngineObserver | None, Field(validate_default=True)
+    ] = {}
+    """
+    The engine observer: a small Deployment in modelplane-system that reads the engine pods Modelplane composed and reports, per replica and in the replica's own namespace, what each engine says (ModelReplica status.engines). Its ClusterRole reads pods and writes ConfigMaps; it reads no Secret and no log.
     """
     draDriver: Annotated[
         InferenceClusterSpecStackDraDriver | None, Field(validate_default=True)

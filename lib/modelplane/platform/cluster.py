@@ -28,7 +28,19 @@ from modelplane.naming import dns_label
 from modelplane.objects import remote_namespace, remote_object, remote_status
 from modelplane.pipeline.composition import Composition, is_ready
 from modelplane.pipeline.xr import parse
-from modelplane.platform import aks, eks, existing, gateway, gke, nebius, ordering, pools, stack, vultr
+from modelplane.platform import (
+    aks,
+    eks,
+    engine_observer,
+    existing,
+    gateway,
+    gke,
+    nebius,
+    ordering,
+    pools,
+    stack,
+    vultr,
+)
 from modelplane.platform.clouds import NETWORK_PREFIX, CloudPool, Source, Target
 from modelplane.platform.common import GATEWAY_READY, NAMESPACE, cluster_labels
 from modelplane.schemas.inference_cluster import InferenceCluster
@@ -293,6 +305,11 @@ def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:
     users["gateway"]["spec"]["readiness"]["celQuery"] = gateway.PROGRAMMED_CEL
     if plan.source.extra:
         users.update(plan.source.extra(t, pc))
+    observer, observer_off = engine_observer.objects(t, pc, stack_spec.get("engineObserver"), plan.labels)
+    users.update(observer)
+    for key in observer_off:
+        c.drop(key)
+        c.drop(f"usage-{key}")
     # A new release whose cloud prerequisites are not Ready yet waits (reported as pending).
     waiting = stack.waiting(releases, lambda k: is_ready(c.observed.get(k)), c.observed, plan.source.stack_after)
     composed = {k: obj for k, obj in users.items() if k not in waiting}
