@@ -3,8 +3,10 @@
 A ModelReplica leaves for one of two causes:
 
 - ``Evicted``: it lost its place (the scheduler's ``evicted``: its cluster
-  is gone, an untolerated NoExecute taint, its pool no longer matches or is
-  gone, or it is overcommitted behind replicas admitted earlier);
+  is gone, an untolerated NoExecute taint, its pool is gone or its class
+  has fewer devices per node than its pods take, or it is overcommitted
+  behind replicas admitted earlier; a class that stops satisfying its
+  selectors holds it instead);
 - ``Removed``: it is one too many (scale-down, a duplicate index, the
   surplus after failover) or of an outdated revision the rollout retires.
 
