@@ -146,7 +146,8 @@ ROWS: tuple[Row, ...] = (
          "driverVersion": {"version": "6.12.12"}},
         "196592Mi",
         "not measured by us: the ResourceSlice in AMD's DRA driver walkthrough (ROCm/k8s-gpu-dra-driver "
-        "docs/demo.md:72-108, commit 2622427); AMD's driver, not NVIDIA's: VRAM in bytes (deviceinfo.go:108)",
+        "docs/demo.md:72-108 at commit 2622427, the same values at 46d2729); AMD's driver, not NVIDIA's: VRAM in "
+        "bytes (deviceinfo.go:108)",
         "driverVersion is the amdgpu kernel module's; memory partition modes (NPS4) and compute partitions "
         "(CPX) publish smaller devices",
         measured=False, capacity={"computeUnits": "304", "simdUnits": "1216"}),
