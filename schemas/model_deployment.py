@@ -700,7 +700,7 @@ class ModelDeploymentSpecEngineMemberTemplateSpecVolumeSecretItem(BaseModel):
     """
     Key in the Secret.
     """
-    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    path: Annotated[str, Field(max_length=253, min_length=1)]
     """
     Relative file path under the mount.
     """
@@ -716,7 +716,7 @@ class ModelDeploymentSpecEngineMemberTemplateSpecVolumeSecret(BaseModel):
     """
     items: Annotated[
         list[ModelDeploymentSpecEngineMemberTemplateSpecVolumeSecretItem] | None,
-        Field(max_length=64),
+        Field(max_length=16),
     ] = None
     """
     Keys to project, each to a path; omit for every key.

@@ -209,10 +209,10 @@ CASES = [
         d, {"name": "certs", "secret": {"secretName": "tls", "items": [{"key": "k", "path": "../k"}]}})),
          "spec.engines[0].members[0].template.spec.volumes[0].secret.items[0].path", MSG_ITEM_PATH),
     Case("hostPath volume rejected", edit(md(), lambda d: secret_volume(
-        d, {"name": "certs", "hostPath": {"path": "/"}})),
+        d, {"name": "certs", "secret": {"secretName": "tls"}, "hostPath": {"path": "/"}})),
          "spec.engines[0].members[0].template.spec.volumes[0].hostPath", "unknown field"),
     Case("envFrom a ConfigMap rejected", edit(md(), lambda d: tpl(d)["spec"]["containers"][0].update(
-        envFrom=[{"configMapRef": {"name": "cfg"}}])),
+        envFrom=[{"secretRef": {"name": "env"}, "configMapRef": {"name": "cfg"}}])),
          "spec.engines[0].members[0].template.spec.containers[0].envFrom[0].configMapRef", "unknown field"),
     Case("env from fieldRef, probes, shm", edit(md(), lambda d: (tpl(d)["spec"].update(shmSize="16Gi"), tpl(d)[
         "spec"]["containers"][0].update(
