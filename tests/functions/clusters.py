@@ -64,11 +64,9 @@ def compose(x: dict, required: dict | None = None, observed: dict | None = None)
 
 
 def all_ready(x: dict, required: dict, address: str = "203.0.113.10") -> dict:
-    """Observed state where every child is Ready and the remote Gateway has an address
-    (composed twice: a release that waits for a Ready prerequisite comes on the second call)."""
+    """Observed state where every child is Ready and the remote Gateway has an address."""
     first = desired(compose(x, required))
     observed = {k: ready(v) for k, v in first.items()}
-    observed = {k: ready(v) for k, v in desired(compose(x, required, observed)).items()}
     gw = observed["gateway"]
     gw["status"]["atProvider"] = {"manifest": {**gw["spec"]["forProvider"]["manifest"],
                                                "status": {"addresses": [{"type": "IPAddress", "value": address}]}}}

@@ -170,7 +170,7 @@ def test_stack_version_override_moves_every_chart_of_the_component():
 
 def test_stack_values_merge_over_modelplane_values_and_cloud_overlay():
     x = xr("GKE", stack={"draDriver": {"values": {"resources": {"gpus": {"enabled": False}}, "logVerbosity": 6}}})
-    values = _chart(desired(compose(x, inputs(klass()), all_ready(x, inputs(klass())))), "release-dra-driver")["values"]
+    values = _chart(desired(compose(x, inputs(klass()))), "release-dra-driver")["values"]
     assert values["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": False}}
     assert (values["gpuResourcesEnabledOverride"], values["logVerbosity"], values["nvidiaDriverRoot"]) == (
         True, 6, "/home/kubernetes/bin/nvidia")

@@ -105,9 +105,9 @@ class Source:
     default_block: Mapping[str, Any] | None = None
     # The kubeconfig alone cannot authenticate: the provider configs need this identity too.
     identity: Identity | None = None
-    # Stack component -> this cloud's extras (``extra`` keys) that must be Ready before the
-    # component's releases are first composed (GKE: the driver installer before the DRA driver).
-    stack_after: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # This cloud's extras (``extra`` keys) the stack is not ready without, reported in
+    # StackReady with the releases (GKE: the driver installer NVIDIA's DRA driver needs).
+    stack_extras: tuple[str, ...] = ()
     # A warning about a pool kept as it runs rather than as its class now reads (None: nothing to say).
     pool_warning: Callable[[Target, CloudPool], str | None] | None = None
 

@@ -310,14 +310,11 @@ def stack_and_gateway(c: Composition, plan: Plan) -> list[str]:
     for key in observer_off:
         c.drop(key)
         c.drop(f"usage-{key}")
-    # A new release whose cloud prerequisites are not Ready yet waits (reported as pending).
-    waiting = stack.waiting(releases, lambda k: is_ready(c.observed.get(k)), c.observed, plan.source.stack_after)
-    composed = {k: obj for k, obj in users.items() if k not in waiting}
-    for key, obj in sorted(composed.items()):
+    for key, obj in sorted(users.items()):
         c.desire(key, obj)
-    _usages(c, plan, composed)
+    _usages(c, plan, users)
     # The provider configs outlive every Object and Release that uses them (ordering.py).
-    ordering.hold_provider_configs(c, composed)
+    ordering.hold_provider_configs(c, users)
     return sorted(users)
 
 
@@ -407,9 +404,13 @@ def _provisioned_condition(c: Composition, plan: Plan) -> bool:
 def _stack_condition(c: Composition, plan: Plan, users: list[str]) -> bool:
     releases = [k for k in users if k.startswith("release-")]
     pending = [k.removeprefix("release-") for k in releases if not is_ready(c.observed.get(k))]
-    if pending:
+    # What the cloud adds that the stack needs (GKE: the GPU driver installer).
+    extras = [k for k in plan.source.stack_extras if k in users and not is_ready(c.observed.get(k))]
+    if pending or extras:
+        waiting = [f"releases {', '.join(pending)}"] if pending else []
+        waiting += [", ".join(extras)] if extras else []
         c.condition(cond.STACK_READY, False, cond.CREATING,
-                    f"cluster {plan.name}: waiting for releases {', '.join(pending)} to become Ready")
+                    f"cluster {plan.name}: waiting for {' and '.join(waiting)} to become Ready")
         return False
     c.condition(cond.STACK_READY, True, cond.AVAILABLE, f"cluster {plan.name}: {len(releases)} release(s) ready")
     return True

@@ -144,6 +144,6 @@ SOURCE = Source(
     infra=infra, pool=pool, kubeconfig=connection_secret, cluster_key="cluster",
     extra=extra,
     stack_values=gke_dra.STACK_VALUES,
-    stack_after={"draDriver": (gke_dra.INSTALLER_KEY,)},
+    stack_extras=(gke_dra.INSTALLER_KEY,),
     pool_warning=gke_dra.legacy_warning,
 )

@@ -8,13 +8,11 @@ values with ``.values`` (merged over ours) and removes it with
 its CRDs separately); they share the component's version.
 
 Clouds differ in a few values (where the GPU driver lives on the node), so
-``releases`` takes per-component overlays from the cloud table; a cloud may
-also name what must be Ready before a component is first installed
-(``waiting``: GKE's driver installer before NVIDIA's DRA driver).
+``releases`` takes per-component overlays from the cloud table.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,20 +107,3 @@ def releases(cluster: str, provider_config: str, stack: Mapping[str, Any],
                 values = deep_merge(deep_merge(values, overlays.get(comp.key)), settings.get("values"))
             wanted[key] = release(cluster, provider_config, comp, chart, version, values, lbls)
     return wanted, sorted(disabled)
-
-
-def waiting(releases: Mapping[str, dict], ready: Callable[[str], bool], observed: Collection[str],
-            after: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
-    """Release key -> the prerequisites it waits for, for releases not composed yet.
-
-    Only a release not observed yet waits: one already installed stays whatever its
-    prerequisites do (withholding it would uninstall the chart).
-    """
-    out: dict[str, list[str]] = {}
-    for comp in COMPONENTS:
-        needs = [k for k in after.get(comp.key, ()) if not ready(k)]
-        for chart in comp.charts if needs else ():
-            key = release_key(chart)
-            if key in releases and key not in observed:
-                out[key] = needs
-    return out

@@ -14,7 +14,8 @@ meet, and each status it writes passes its kind's upstream schema:
   ``AllTrue``; ``DeriveFromCelQuery`` (the query, evaluated with
   ``modelplane.cel`` against what ``readiness_view`` keeps of the observed
   object: the scalar fields and conditions such queries test). Workloads get the status
-  the physical model earned them (``physical``/``controllers``);
+  the physical model earned them (``physical``/``controllers``); a DaemonSet (no node
+  daemons run here) reports no pod to wait for;
 - Gateway API and Envoy Gateway kinds report their own conditions
   (``Accepted``, ``Programmed``, ``ResolvedRefs``, with reason and message);
   Gateways and LoadBalancer Services get addresses (``addresses``).
@@ -112,6 +113,11 @@ def remote_status(manifest: Mapping[str, Any], place: Place) -> dict:
         return {"phase": "Bound", "accessModes": modes, "capacity": {"storage": storage}}
     if kind == "Namespace":
         return {"phase": "Active"}
+    if kind == "DaemonSet":
+        # No node daemons run here (the GKE driver installer): settled, with no pod to wait for.
+        gen = int(meta.get("generation") or 1)
+        return {"currentNumberScheduled": 0, "desiredNumberScheduled": 0, "numberMisscheduled": 0,
+                "numberReady": 0, "observedGeneration": gen}
     if kind == "Service":
         if spec.get("type") == "LoadBalancer":
             return {"loadBalancer": {"ingress": [{"ip": place.book.address(f"{place.name}/Service/{ns}/{name}")}]}}
