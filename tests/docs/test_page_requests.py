@@ -124,13 +124,17 @@ def test_page_requests_are_answered_by_the_engines_the_service_reaches(page, ent
         return
     assert blocks, f"{page.name}: no `# needs: engine` block sends a request"
     assert not [p for p in pods if p.refused], [p.refused for p in pods]
+    # The blocks run where a reader would (paths under docs/ resolve), writing nothing into the repository.
+    cwd = tmp_path / "reader"
+    cwd.mkdir()
+    (cwd / "docs").symlink_to(pages.DOCS)
     with engines.serving(pods) as served:
         assert served, f"no engine of {entry['service']} serves HTTP"
         for pod, engine in served:
             env = block_env(pages.ROOT, tmp_path / "lab-state")
             env["url"] = engine.url
             for fence, output in blocks:
-                done = run_block(fence.body, pages.ROOT, env)
+                done = run_block(fence.body, cwd, env)
                 printed = done.stdout + done.stderr
                 where = f"{page.name}:{fence.line} against a mock of {pod.workload} ({pod.config.served_names}) at {engine.url}"
                 assert done.returncode == 0, f"{where} exited {done.returncode}:\n{printed[-4000:]}"
