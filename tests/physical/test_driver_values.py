@@ -285,3 +285,12 @@ def test_the_page_shows_the_table():
                      a.get("brand", {}).get("string", "-"), r.memory, dv.gib(r.memory),
                      str(dv.selector_floor(r.memory))])
     assert [row[:8] for row in rows] == want
+
+
+def test_a_file_named_published_is_read_as_a_file(tmp_path, monkeypatch):
+    (tmp_path / "fleet").mkdir()
+    (tmp_path / "published").write_text("# nothing\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    assert simulate_cli.run(["fleet", "--hardware", "./published", "-q"], stdout=out, stderr=err) == 1
+    assert "--hardware: published holds no InferenceClass" in err.getvalue(), err.getvalue()

@@ -48,7 +48,8 @@ def parser() -> argparse.ArgumentParser:
                    help="with --show timeline: 'json' prints one JSON object per round")
     p.add_argument("--unready", action="append", default=[], metavar="NAME",
                    help="leave the composed resource NAME (resource or metadata name) unready; repeatable")
-    p.add_argument("--hardware", type=Path, metavar="FILE",
+    # A string, not a Path: Path("./published") is "published", and a file of that name must stay reachable.
+    p.add_argument("--hardware", metavar="FILE",
                    help="InferenceClasses describing the devices nodes really carry: pools naming one of these "
                         "classes get its devices in the physical model, while the fleet scheduler still reads the "
                         "class under DIR (what if a class is wrong?); the word 'published' gives every GPU of a "
@@ -142,8 +143,8 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     sim = None
     try:
         steps = _scenario(args.scenario) if args.scenario else []
-        hardware = (published_hardware(args.directory) if str(args.hardware) == PUBLISHED
-                    else load_hardware(args.hardware) if args.hardware else None)
+        hardware = (published_hardware(args.directory) if args.hardware == PUBLISHED
+                    else load_hardware(Path(args.hardware)) if args.hardware else None)
         lab = _lab(args.lab, hardware) if args.lab is not None else {}
         current: list[scenario.Step | None] = [None]
 
