@@ -57,7 +57,9 @@ class Played:
         entry["revision"] = status.get("revision", "")
         east = sim.physical.clusters.get("east")
         # A pod that restarts is a new pod (a new creation number), even on the same node.
-        entry["pods"] = sorted((p.name, p.seq, p.node, p.devices) for p in east.pods() if p.bound) if east else []
+        # Engine pods only: the cluster's engine observer (modelplane-system) runs beside them.
+        entry["pods"] = sorted((p.name, p.seq, p.node, p.devices) for p in east.pods()
+                               if p.bound and not p.name.startswith("modelplane-engine-observer")) if east else []
         return entry
 
     def during(self, action: str) -> list[dict]:
