@@ -29,7 +29,10 @@ def test_every_cluster_gets_the_observer_with_least_rights():
     assert c["image"] == EO.DEFAULT_IMAGE
     assert c["command"] == ["/venv/bin/modelplane", "engine-observer"]
     assert c["securityContext"]["readOnlyRootFilesystem"] is True
-    assert "tolerations" not in pod, "on the CPU nodes, never on a GPU"
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    (prefer,) = pod["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert prefer["preference"]["matchExpressions"] == [{"key": "modelplane.ai/pool", "operator": "DoesNotExist"}]
+    assert "claims" not in c["resources"] and "resourceClaims" not in pod, "it asks for no device"
     assert pod["serviceAccountName"] == got["engine-observer-clusterrolebinding"]["subjects"][0]["name"]
 
 

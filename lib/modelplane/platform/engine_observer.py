@@ -12,8 +12,10 @@ holds the ``modelplane`` command). Four remote objects, all in
   ``observer.report``); no Secrets, no pod logs, no exec;
 - its ClusterRoleBinding;
 - a one-replica Deployment (Recreate: one writer at a time), non-root,
-  read-only root filesystem, no privilege escalation, every capability dropped,
-  on the cluster's CPU nodes (no GPU toleration).
+  read-only root filesystem, no privilege escalation, every capability dropped.
+  It prefers nodes outside Modelplane's GPU pools (no ``modelplane.ai/pool``
+  label: the system or CPU pool every cloud cluster has) and tolerates the GPU
+  taint, so a cluster of GPU nodes only still runs it; it asks for no device.
 
 Nothing here touches an engine pod: adding the observer to a running cluster
 creates these objects and restarts no engine.
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane import labels as L
 from modelplane.objects import remote_object
 from modelplane.platform.clouds import Target
 from modelplane.platform.common import NAMESPACE
@@ -34,6 +37,11 @@ INTERVAL_SECONDS = 10
 SELECTOR = {"app.kubernetes.io/name": NAME}
 KEYS = ("engine-observer-serviceaccount", "engine-observer-clusterrole", "engine-observer-clusterrolebinding",
         "engine-observer-deployment")
+
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+# Off the GPU pools when the cluster has any other node (weight 100: the strongest preference).
+AWAY_FROM_GPU_POOLS = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+    "weight": 100, "preference": {"matchExpressions": [{"key": L.POOL, "operator": "DoesNotExist"}]}}]}}
 
 RULES = [
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
@@ -69,7 +77,9 @@ def manifests(image: str) -> dict[str, dict[str, Any]]:
                 "metadata": {"labels": dict(SELECTOR)},
                 "spec": {"serviceAccountName": NAME,
                          "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
-                         "containers": [container]},
+                         "containers": [container],
+                         "affinity": AWAY_FROM_GPU_POOLS,
+                         "tolerations": [dict(GPU_TOLERATION)]},
             },
         },
     }
