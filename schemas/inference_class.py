@@ -93,10 +93,10 @@ class InferenceClassSpecProvisioningGkeAccelerator(BaseModel):
     GPUs per node.
     """
     gpuDriverVersion: Literal['DEFAULT', 'LATEST', 'INSTALLATION_DISABLED'] | None = (
-        'LATEST'
+        'INSTALLATION_DISABLED'
     )
     """
-    GKE GPU driver installation.
+    GKE GPU driver installation: INSTALLATION_DISABLED, as DRA on GKE requires (Modelplane installs the driver). DEFAULT and LATEST remain only on classes stored before, whose pools keep running as they were built.
     """
 
 
