@@ -19,6 +19,7 @@ HYDRATED = "Hydrated"
 SERVING = "Serving"
 GATEWAY_READY = "GatewayReady"
 PROGRESSING = "Progressing"
+SECRETS_FOUND = "SecretsFound"
 
 # Reasons.
 AVAILABLE = "Available"
@@ -33,6 +34,7 @@ NOT_FOUND = "NotFound"
 INVALID_INPUT = "InvalidInput"
 NO_MATCH = "NoMatchingEndpoints"
 NO_MATCHING_CLUSTERS = "NoMatchingClusters"
+FOUND = "Found"   # SecretsFound: every Secret a replica's pods read exists
 # Serving (ModelReplica): an engine cannot start without a change (lib/workloads/engine_status.py).
 ENGINE_FAILING = "EngineFailing"
 # Progressing (ModelDeployment rollouts, lib/deployment/rollout.py).
