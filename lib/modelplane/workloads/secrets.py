@@ -42,8 +42,8 @@ from modelplane import conditions as C
 from modelplane.naming import dns_label
 
 # Condition type this module's caller reports, and its reasons.
-SECRETS_FOUND = "SecretsFound"
-FOUND = "Found"
+SECRETS_FOUND = C.SECRETS_FOUND
+FOUND = C.FOUND
 NOT_FOUND = C.NOT_FOUND
 WAITING = C.WAITING_FOR_INPUTS
 
