@@ -2,13 +2,14 @@
 writes only what changed and survives the API server's errors."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 
 from modelplane.kube.client import ApiError
 from modelplane.observer import Observer, Settings, reports
 from modelplane.observer.report import differs, updated
-from modelplane.workloads.engine_status import MAX_ENGINES, report_name
+from modelplane.workloads.engine_status import MAX_ENGINES, EngineLoad, report_name
 
 from tests.observer import pods as P
 
@@ -34,6 +35,13 @@ def test_one_report_per_replica_in_the_pods_namespace():
     assert [e["pod"] for e in engines] == ["a-2", "a-1"], "failing first"
     assert engines[0]["reason"] == "CrashLoopBackOff" and engines[0]["exitCode"] == 1
     assert "load" not in cm["data"], "engine load is a seam, not written yet"
+
+
+def test_engine_load_has_its_own_section_when_measured():
+    (r,) = reports([P.healthy(name="a-1")])
+    measured = dataclasses.replace(r, load=(EngineLoad("a-1", waiting=3, running=12, kv_cache_usage=0.41),))
+    assert json.loads(measured.data()["load"]) == [{"pod": "a-1", "waiting": 3, "running": 12, "kvCacheUsage": 0.41}]
+    assert measured.data()["engines"] == r.data()["engines"]
 
 
 def test_pods_without_the_replica_labels_or_leaving_are_skipped():

@@ -10,9 +10,9 @@ is an owner (no ``blockOwnerDeletion``), and the garbage collector removes the
 ConfigMap once the last owner is gone (the replica left the cluster). The
 observer refreshes the owners as pods come and go.
 
-``Report.load`` is the seam for engine load (queue depth, KV-cache use read
-from each engine's ``/metrics``): autoscaling fills it and it is written under
-``engine_status.LOAD_KEY``; None (today) writes nothing there.
+``Report.load`` is the seam for engine load (``engine_status.EngineLoad``: queue
+depth, KV-cache use read from each engine's ``/metrics``): autoscaling fills it
+and it is written under ``engine_status.LOAD_KEY``; None (today) writes nothing there.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from modelplane.workloads.engine_status import (
     LOAD_KEY,
     MAX_ENGINES,
     OMITTED_KEY,
+    EngineLoad,
     EngineState,
     ordered,
     report_name,
@@ -55,7 +56,7 @@ class Report:
     replica: str
     engines: tuple[EngineState, ...]
     owners: tuple[Owner, ...]
-    load: Mapping[str, Any] | None = None   # the autoscaling seam (see the module docstring)
+    load: tuple[EngineLoad, ...] | None = None   # the autoscaling seam (see the module docstring)
 
     @property
     def name(self) -> str:
@@ -68,7 +69,7 @@ class Report:
         if len(rows) > MAX_ENGINES:
             out[OMITTED_KEY] = str(len(rows) - MAX_ENGINES)
         if self.load is not None:
-            out[LOAD_KEY] = json.dumps(self.load, sort_keys=True, separators=(",", ":"))
+            out[LOAD_KEY] = json.dumps([e.entry() for e in self.load], sort_keys=True, separators=(",", ":"))
         return out
 
     def labels(self) -> dict[str, str]:

@@ -86,6 +86,25 @@ _CAMEL = {"exit_reason": "exitReason", "exit_code": "exitCode"}
 _SNAKE = {v: k for k, v in _CAMEL.items()}
 
 
+@dataclass(frozen=True)
+class EngineLoad:
+    """The seam for autoscaling: one engine's load, as its ``/metrics`` says (nothing fills it yet).
+
+    vLLM publishes ``vllm:num_requests_waiting``, ``vllm:num_requests_running`` and
+    ``vllm:kv_cache_usage_perc``; SGLang has its own names. The observer will read them per
+    engine pod and write these records under ``LOAD_KEY``; ``None`` means not measured.
+    """
+
+    pod: str
+    waiting: int | None = None
+    running: int | None = None
+    kv_cache_usage: float | None = None   # 0..1
+
+    def entry(self) -> dict[str, Any]:
+        return {k: v for k, v in (("pod", self.pod), ("waiting", self.waiting), ("running", self.running),
+                                  ("kvCacheUsage", self.kv_cache_usage)) if v is not None}
+
+
 def tail(text: str, limit: int) -> str:
     """The last ``limit`` characters of ``text`` (where an engine's error is), marked when cut."""
     text = (text or "").strip()
