@@ -17,6 +17,7 @@ from modelplane.lab.backend import LabPhysical
 from modelplane.lab.remote import Remote
 from modelplane.simulate.loop import simulate
 
+from tests.lab import long_stream as LS
 from tests.lab.lab_fleet import need_data_plane
 from tests.lab.traffic_fleet import ANSWERED_BY, CLUSTERS, who
 from tests.lab.traffic_fleet import fleet as _fleet
@@ -106,3 +107,30 @@ def test_a_wrong_path_or_model_fails_loudly(traffic):
     assert code in (400, 404)
     code, _, _ = _post(base + "/nope/v1/chat/completions", {"model": "chat", "messages": []})
     assert code == 404
+
+
+# ----- issue 47, item 6: a long answer is not cut (tests/lab/long_stream.py) ---------------------------
+def test_every_route_the_lab_holds_carries_the_request_timeout(lab, traffic):
+    world, _ = traffic
+    clusters: dict[str, list[str]] = {}
+    for dep in ("chat-a", "chat-b"):
+        for p in _status(world, "ModelDeployment", "ml-team", dep)["placements"]:
+            clusters.setdefault(p["cluster"], []).append(p["name"])
+    held = LS.held_routes(lab, "ml-team", "chat", clusters)
+    assert len(held) == 1 + len(clusters) + 3       # hop 1, each hop 2, each replica's own route
+    for where, route in held.items():
+        assert [r.get("timeouts") for r in route["spec"]["rules"]] == [{"request": "1h"}], where
+
+
+def test_a_stream_longer_than_20s_arrives_whole_and_envoy_cuts_it_only_without_the_timeout(lab, traffic, tmp_path):
+    world, _ = traffic
+    address = _status(world, "ModelService", "ml-team", "chat")["address"]
+    judged = LS.judge(lab, address, "ml-team", "chat", "chat", tmp_path / "envoy")
+    for name in ("traefik", "envoy-composed"):
+        s = judged.streams[name]
+        assert s.complete and s.tokens == LS.TOKENS, (name, s)
+        assert s.seconds >= LS.TOKENS * LS.TOKEN_DELAY > 20     # a lower bound: the pacing held
+    # Envoy's own count of route timeouts: none on the route as composed, one without its timeouts.
+    assert judged.envoy_timeouts == {"composed": 0, "before": 1}
+    cut = judged.streams["envoy-before"]
+    assert cut.status == 200 and not cut.complete and cut.tokens < LS.TOKENS, cut   # some tokens, then the cut

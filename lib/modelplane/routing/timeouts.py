@@ -22,7 +22,7 @@ idle timeout with it). A team that needs longer, or shorter to fail fast, sets i
 
 Traefik (the lab's data plane, v3.7.13) implements neither ``timeouts`` feature
 (``pkg/provider/kubernetes/gateway/features.go``, ``extendedHTTPRouteFeatures``) and cuts no
-stream, so the lab cannot show the 15 s cut; ``tests/lab/test_long_stream.py`` runs Envoy itself
+stream, so the lab cannot show the 15 s cut; ``tests/lab/long_stream.py`` runs Envoy itself
 on a route translated as Envoy Gateway translates ours.
 """
 from __future__ import annotations
