@@ -27,6 +27,7 @@ from modelplane.schemas.model_replica import ModelReplica
 from modelplane.workloads import engine_status as ES
 from modelplane.workloads import replica as R
 from modelplane.workloads import secrets as S
+from modelplane.workloads import upgrade as U
 
 
 def compose(c: Composition) -> None:
@@ -68,6 +69,9 @@ def compose(c: Composition) -> None:
                                f"{', '.join(early)})")
             continue
         manifest = S.rewrite(child.manifest, copies) if uses else child.manifest
+        running = manifest_of(c.observed.get(child.name) or {})
+        if U.upgrade_only(manifest, running, copies) and not set(S.uses_of([child.manifest])) & set(found.present):
+            manifest = dict(running)   # no restart for an upgrade's own pod changes (workloads/upgrade.py)
         obj = composed[child.name] = remote_object(
             child.name, manifest, provider, namespace=c.namespace, labels=labels,
             readiness="DeriveFromCelQuery" if child.ready_cel else "SuccessfulCreate")

@@ -17,6 +17,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 from modelplane.validate.upstream import assert_valid
 from modelplane.workloads import secrets as S
+from modelplane.workloads import upgrade as U
 
 from tests.functions.replicas import FN, NAME, NS, engine, member, replica
 from tests.support import conditions, desired, fatal, request, run
@@ -267,3 +268,42 @@ def test_every_engine_container_falls_back_to_its_log_on_error(shape):
     engines = [c for p in pod_specs(rsp) for c in p["containers"] if c["name"] == "engine"]
     assert len(engines) == shape.templates
     assert {c["terminationMessagePolicy"] for c in engines} == {"FallbackToLogsOnError"}
+
+
+# ----- upgrading a running replica ------------------------------------------------------------
+def before_upgrade(rsp) -> dict[str, dict]:
+    """The workloads of ``rsp`` as the release before this one composed them."""
+    out = {}
+    for key, obj in deployments(rsp).items():
+        old = json.loads(json.dumps(obj))
+        old["spec"]["forProvider"]["manifest"] = U.legacy(old["spec"]["forProvider"]["manifest"],
+                                                          {n: copy_key(n) for n in ALL})
+        out[key] = old
+    return out
+
+
+def test_an_upgrade_restarts_no_running_workload_that_reads_no_secret():
+    """terminationMessagePolicy alone never rolls a running Deployment; a new one gets it."""
+    xr = replica([engine(members=[member(args=["--model=Qwen/Qwen3-8B"])])])
+    fresh = compose(xr, {})
+    (key,) = deployments(fresh)
+    old = before_upgrade(fresh)
+    assert "terminationMessagePolicy" not in json.dumps(old)
+    upgraded = compose(xr, {}, old)
+    assert deployments(upgraded)[key]["spec"] == old[key]["spec"]
+    # A real change (new args) rolls the pods anyway, and then they get it.
+    changed = compose(replica([engine(members=[member(args=["--model=Qwen/Qwen3-8B", "--max-model-len=8192"])])]),
+                      {}, old)
+    (engine_c,) = [c for p in pod_specs(changed) for c in p["containers"] if c["name"] == "engine"]
+    assert engine_c["terminationMessagePolicy"] == "FallbackToLogsOnError"
+
+
+def test_an_upgrade_keeps_a_running_workload_whose_secret_is_only_on_its_cluster():
+    """A platform team may have created the Secret on the workload cluster by hand: while the control
+    plane has none, the pods keep reading it by its own name (rewriting them would break them)."""
+    xr = replica([engine(members=[reads()])])
+    old = before_upgrade(settled(xr, ALL))
+    (key,) = old
+    held = compose(xr, {n: None for n in ALL}, old)
+    assert deployments(held)[key]["spec"] == old[key]["spec"]
+    assert conditions(held)[S.SECRETS_FOUND].reason == "NotFound"

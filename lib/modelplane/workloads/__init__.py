@@ -15,5 +15,7 @@ Objects that run it on its cluster; each module builds one shape:
 - ``secrets``: the Secrets the pods read, copied to the replica's cluster under
   replica-scoped names, and the pod templates rewritten to read the copies;
 - ``engine_status``: what the engines say (the engine observer's report, read
-  back through an Observe-only Object) in status and the Serving condition.
+  back through an Observe-only Object) in status and the Serving condition;
+- ``upgrade``: the pod changes an upgrade brings to a running workload, held
+  until needed (no restart of every replica at upgrade time).
 """
