@@ -28,7 +28,7 @@ def test_each_suite_gets_the_programs_it_runs():
     assert "crossplane" in provided("images-test")  # make xpkg builds and inspects with it
     assert set(runner.TOOLS) | set(runner.DATA_PLANE_TOOLS) | {"kubectl"} <= provided("lab-test")
     assert set(tools.KNOWN) == provided("e2e-crossplane-images") == provided("e2e-crossplane-images-long")
-    from tests.install.conftest import TOOLS as INSTALL_TOOLS
+    from tests.install.needs import TOOLS as INSTALL_TOOLS
     assert set(INSTALL_TOOLS) <= provided("install-test")
 
 

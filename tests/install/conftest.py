@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-TOOLS = ("crossplane", "crossplane-core", "provider-kubernetes", "provider-helm", "etcd", "kube-apiserver",
-         "kube-controller-manager", "kubectl")
+from tests.install.needs import TOOLS
+
 INSTALL_MARK = "install"
 # The path below the local registry that plays the platform team's registry.
 REGISTRY_PATH = "platform"
