@@ -156,7 +156,7 @@ def test_stack_installs_every_component_with_pinned_versions():
         "release-dynamo-crds": ("dynamo-crds", "0.9.1"),
         "release-dynamo-platform": ("dynamo-platform", "0.9.1"),
         "release-envoy-gateway": ("gateway-helm", "v1.9.0"),
-        "release-dra-driver": ("nvidia-dra-driver-gpu", "25.12.0"),
+        "release-dra-driver": ("dra-driver-nvidia-gpu", "0.4.1"),
     }
     assert all(d[k]["spec"]["providerConfigRef"]["name"] == "prod-a" for k in charts)
 

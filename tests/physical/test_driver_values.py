@@ -173,11 +173,14 @@ def test_driver_version_is_published_without_leading_zeros():
 
 
 def test_the_pairing_is_a_driver_the_pinned_dra_driver_starts_on():
-    """v25.12.0 calls nvmlDeviceGetAddressingMode, which NVML has from driver 580 on."""
+    """The measured driver (580) starts the pinned DRA driver line (0.4.x: 565 on) and the line
+    the values were measured with (25.12: 580 on, nvmlDeviceGetAddressingMode)."""
+    from modelplane.platform import gpu_drivers
     from modelplane.platform.stack import COMPONENTS
     pinned = next(c.version for c in COMPONENTS if c.key == "draDriver")
-    assert pinned == dv.NVIDIA.dra_driver
-    assert int(dv.NVIDIA.nvml_driver.split(".")[0]) >= 580
+    branch = int(dv.NVIDIA.nvml_driver.split(".")[0])
+    for version in (pinned, dv.NVIDIA.dra_driver):
+        assert branch >= gpu_drivers.release_for(version).min_driver, version
 
 
 def test_every_row_names_its_source_and_what_varies():

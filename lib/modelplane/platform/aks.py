@@ -57,6 +57,8 @@ EXTERNAL_NAME = "crossplane.io/external-name"
 DEFAULT_CIDR = "10.224.0.0/16"
 MIN_PREFIX, MAX_PREFIX = 8, 24
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
+# AKS installs its NVIDIA driver (modelplane.platform.gpu_drivers pairs it with the DRA driver).
+DEFAULT_GPU_DRIVER = "Install"
 ZONES = ("1", "2", "3")
 NETWORK_CONTRIBUTOR = "Network Contributor"
 # AKS dnsPrefix: 1-54 letters, digits and hyphens.
@@ -191,7 +193,7 @@ def pool(t: Target, p: CloudPool) -> dict:
         "vmSize": prov["vmSize"],
         "osDiskSizeGb": prov.get("osDiskSizeGb", 200),
         "osSku": prov.get("osSku", "Ubuntu"),
-        "gpuDriver": acc.get("gpuDriver", "Install"),
+        "gpuDriver": acc.get("gpuDriver", DEFAULT_GPU_DRIVER),
         "nodeLabels": {labels.POOL: p.name},
         "nodeTaints": [GPU_TAINT],
         **_subnet(t),

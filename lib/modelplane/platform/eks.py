@@ -33,6 +33,8 @@ POLICY = "arn:aws:iam::aws:policy/"
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
 NODE_POLICIES = ("AmazonEC2ContainerRegistryReadOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy")
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
+# Its NVIDIA driver pairs with the stack's DRA driver (modelplane.platform.gpu_drivers).
+DEFAULT_AMI_TYPE = "AL2023_x86_64_NVIDIA"
 
 
 def _trust(service: str) -> str:
@@ -109,7 +111,7 @@ def pool(t: Target, p: CloudPool) -> dict:
         "nodeRoleArnRef": {"name": t.key_name("node")},
         **eks_network.pool_subnets(t, p.zones),
         "instanceTypes": [prov["instanceType"]],
-        "amiType": prov.get("amiType", "AL2023_x86_64_NVIDIA"),
+        "amiType": prov.get("amiType", DEFAULT_AMI_TYPE),
         "diskSize": prov.get("diskSizeGb", 200),
         "capacityType": prov.get("capacityType", "ON_DEMAND"),
         "scalingConfig": _scaling(p),

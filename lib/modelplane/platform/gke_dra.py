@@ -48,6 +48,9 @@ COS_IMAGES = ("COS_CONTAINERD",)
 # running after the install is pinned.
 COS_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+# GoogleCloudPlatform/container-engine-accelerators nvidia-driver-installer/cos/
+# daemonset-preloaded-latest.yaml: the installer's command with --version=latest.
+INSTALLER_COMMAND = ("/cos-gpu-installer", "install", "--version=latest")
 INSTALLER_NAME = "modelplane-nvidia-driver-installer"
 INSTALLER_KEY = "gpu-driver-installer"
 
@@ -155,7 +158,10 @@ def installer_manifest() -> dict[str, Any]:
         "metadata": {"name": INSTALLER_NAME, "namespace": "kube-system", "labels": dict(labels)},
         "spec": {
             "selector": {"matchLabels": {"app.kubernetes.io/name": INSTALLER_NAME}},
-            "updateStrategy": {"type": "RollingUpdate"},
+            # OnDelete: a changed installer reaches new nodes only. Rerunning it on a
+            # node whose driver is loaded and in use by engines would fail to swap the
+            # module (or leave the node Init-looping); an old node moves when replaced.
+            "updateStrategy": {"type": "OnDelete"},
             "template": {
                 "metadata": {"labels": dict(labels)},
                 "spec": {
@@ -175,6 +181,10 @@ def installer_manifest() -> dict[str, Any]:
                         "resources": {"requests": {"cpu": "150m"}},
                         "env": [{"name": k, "value": v} for k, v in env.items()],
                         "volumeMounts": [{"name": n, "mountPath": p} for n, p in mounts.items()],
+                        # The newest driver of the node's COS release, as Google's
+                        # daemonset-preloaded-latest.yaml asks: GKE 1.34's default
+                        # driver may predate 565, which the DRA driver needs.
+                        "command": list(INSTALLER_COMMAND),
                     }],
                     "containers": [{"name": "pause", "image": PAUSE_IMAGE,
                                     "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}}}],

@@ -29,6 +29,9 @@ class Chart:
     repository: str
     values: Mapping[str, Any] = field(default_factory=dict)
     main: bool = True    # takes spec.stack.<key>.values (a CRD-only chart does not)
+    # (name, repository) of the same chart under the name it had before a rename,
+    # for a version of the old line, which the renamed chart never published (``LEGACY_MAJOR``).
+    legacy: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,11 +60,36 @@ COMPONENTS: tuple[Component, ...] = (
         Chart("envoy-gateway", "gateway-helm", "oci://docker.io/envoyproxy"),
     )),
     # GPU allocation through DRA is what the scheduler's device model assumes.
-    Component("draDriver", "25.12.0", "nvidia-dra-driver-gpu", (
-        Chart("dra-driver", "nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia",
-              {"gpuResourcesEnabledOverride": True, "resources": {"gpus": {"enabled": True}}}),
+    # NVIDIA's DRA driver moved to kubernetes-sigs/dra-driver-nvidia-gpu; from 0.4.0 its
+    # chart is named dra-driver-nvidia-gpu and starts on drivers from 565 on (the 25.x
+    # line needs 580: modelplane.platform.gpu_drivers). nameOverride keeps the old chart's
+    # object names and DaemonSet selector, so Helm upgrades a release installed from the
+    # old chart in place instead of creating a second kubelet plugin beside the first
+    # (upstream docs/upgrade.md, v0.4.1). A spec.stack.draDriver.version of the 25.x line
+    # still installs the old chart from NGC (``legacy``).
+    Component("draDriver", "0.4.1", "nvidia-dra-driver-gpu", (
+        Chart("dra-driver", "dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts",
+              {"gpuResourcesEnabledOverride": True, "resources": {"gpus": {"enabled": True}},
+               "nameOverride": "nvidia-dra-driver-gpu"},
+              legacy=("nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia")),
     )),
 )
+
+# Chart versions of the old calendar line (25.3.0 ... 25.12.0) are 25 and up; the
+# renamed chart restarted at 0.4.0.
+LEGACY_MAJOR = 25
+
+
+def chart_source(chart: Chart, version: str) -> tuple[str, str]:
+    """(chart name, repository) that publishes ``chart`` at ``version``."""
+    if chart.legacy is not None and _major(version) >= LEGACY_MAJOR:
+        return chart.legacy
+    return chart.name, chart.repository
+
+
+def _major(version: str) -> int:
+    head = version.lstrip("v").split(".", 1)[0]
+    return int(head) if head.isdigit() else -1
 
 
 def release_key(chart: Chart) -> str:
@@ -75,8 +103,9 @@ def all_release_keys() -> list[str]:
 def release(cluster: str, provider_config: str, comp: Component, chart: Chart, version: str,
             values: Mapping[str, Any], lbls: Mapping[str, str]) -> dict[str, Any]:
     """One Release of ``chart`` on the cluster behind ``provider_config``."""
+    name, repository = chart_source(chart, version)
     for_provider: dict[str, Any] = {
-        "chart": {"name": chart.name, "repository": chart.repository, "version": version},
+        "chart": {"name": name, "repository": repository, "version": version},
         "namespace": comp.namespace,
     }
     if values:
