@@ -47,13 +47,10 @@ def compose(c: Composition) -> None:
     found = S.found(uses, {secret: c.required(S.requirement(secret)) for secret in uses})
     copies = {secret: S.copy_name(c.name, secret) for secret in uses}
     for secret, secret_type in found.present.items():
-        key = copies[secret]
-        obj = composed[key] = remote_object(
-            key, S.copy_manifest(c.name, c.namespace, secret, secret_type, labels), provider,
-            namespace=c.namespace, labels=labels, readiness="SuccessfulCreate", watch=True)
-        obj["spec"]["references"] = S.references(c.namespace, secret)
-        c.desire(key, obj)
-    copied = {secret for secret in found.present if is_ready(c.observed.get(copies[secret]))}
+        for key, obj in S.copy_objects(c.name, c.namespace, secret, secret_type, provider, labels).items():
+            composed[key] = obj
+            c.desire(key, obj)
+    copied = {secret for secret in found.present if is_ready(c.observed.get(S.data_name(c.name, secret)))}
 
     waiting, kept = [], []
     for child in children:

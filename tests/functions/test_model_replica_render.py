@@ -28,7 +28,8 @@ def test_render_copies_a_secret_given_as_a_required_resource(tmp_path):
              "type": "Opaque", "data": {"token": value}}
     docs = render(tmp_path, xr, "modelreplicas", extra=[given])
     copies = [d for d in docs if d["kind"] == "Object" and S.is_copy(d)]
-    assert [c["metadata"]["name"] for c in copies] == [S.copy_name(NAME, "huggingface")]
+    assert sorted(c["metadata"]["name"] for c in copies) == sorted([S.copy_name(NAME, "huggingface"),
+                                                                    S.data_name(NAME, "huggingface")])
     (found,) = [c for c in docs[0]["status"]["conditions"] if c["type"] == S.SECRETS_FOUND]
     assert found["status"] == "True"
     assert value not in str(docs)

@@ -43,7 +43,8 @@ def reads(**over: Any) -> dict:
 
 
 ALL = {"hf": secret("hf"), "engine-env": secret("engine-env", API_KEY="k"), "tls": secret("tls", **{"tls.crt": "c"}),
-       "registry": secret("registry", "kubernetes.io/dockerconfigjson", **{".dockerconfigjson": "{}"})}
+       "registry": secret("registry", "kubernetes.io/dockerconfigjson",
+                           **{".dockerconfigjson": '{"auths":{"registry.example.com":{"auth":"dTpw"}}}'})}
 
 
 def answered(found: dict[str, dict | None]) -> dict[str, list]:
@@ -90,28 +91,45 @@ def test_each_secret_the_pods_read_is_required_by_name_in_the_replica_namespace(
     assert got == want
 
 
-def test_each_found_secret_gets_one_copy_object_that_names_it_and_holds_no_value():
+def test_each_found_secret_gets_a_shell_and_a_data_object_neither_holding_a_value():
     rsp = compose(replica([engine(members=[reads()])]), ALL)
     assert fatal(rsp) is None
     copies = copies_of(rsp)
-    assert sorted(copies) == sorted(copy_key(n) for n in ALL)
+    assert sorted(copies) == sorted([copy_key(n) for n in ALL] + [S.data_name(NAME, n) for n in ALL])
     for name, src in ALL.items():
-        obj = copies[copy_key(name)]
-        assert_valid(obj)
-        manifest = obj["spec"]["forProvider"]["manifest"]
-        assert_valid(manifest)
-        assert manifest["metadata"] == {"name": copy_key(name), "namespace": NS,
-                                        "labels": obj["metadata"]["labels"]}
-        assert manifest["type"] == src["type"]      # a pull secret stays kubernetes.io/dockerconfigjson
-        assert "data" not in manifest and "stringData" not in manifest
-        assert obj["spec"]["references"] == [{"patchesFrom": {
+        shell, data = copies[copy_key(name)], copies[S.data_name(NAME, name)]
+        for obj in (shell, data):
+            assert_valid(obj)
+            assert_valid(obj["spec"]["forProvider"]["manifest"])
+            assert obj["spec"]["providerConfigRef"]["name"] == "prod-a"
+            manifest = obj["spec"]["forProvider"]["manifest"]
+            assert manifest["metadata"]["name"] == copy_key(name) and manifest["metadata"]["namespace"] == NS
+            assert manifest["type"] == src["type"]      # a pull secret stays kubernetes.io/dockerconfigjson
+            assert set((manifest.get("data") or {}).values()) <= {"", "e30="}, manifest   # placeholders only
+        # The shell creates and deletes the remote Secret, never updates it, and reads nothing.
+        assert shell["spec"]["managementPolicies"] == ["Observe", "Create", "Delete"]
+        assert "references" not in shell["spec"]
+        # The data Object only observes and updates, carries the provider's finalizer from birth
+        # (so the provider never writes it back with the data inside), and reads the Secret's data.
+        assert data["spec"]["managementPolicies"] == ["Observe", "Update"]
+        assert data["metadata"]["finalizers"] == ["finalizer.managedresource.crossplane.io"]
+        assert "data" not in data["spec"]["forProvider"]["manifest"]
+        assert data["spec"]["references"] == [{"patchesFrom": {
             "apiVersion": "v1", "kind": "Secret", "name": name, "namespace": NS, "fieldPath": "data"},
             "toFieldPath": "data"}]
-        assert obj["spec"]["watch"] is True          # rotation follows at once with --enable-watches
-        assert obj["spec"]["providerConfigRef"]["name"] == "prod-a"
-    # Each copy holds its cluster's provider config, like every other Object of the replica.
+        assert data["spec"]["watch"] is True          # rotation follows at once with --enable-watches
+    assert copies[copy_key("registry")]["spec"]["forProvider"]["manifest"]["data"] == {".dockerconfigjson": "e30="}
+    # The shell holds its cluster's provider config until it is gone, like every Object that deletes.
     usages = {o["spec"]["by"]["resourceRef"]["name"] for o in desired(rsp).values() if o["kind"] == "Usage"}
     assert {copy_key(n) for n in ALL} <= usages
+
+
+def test_a_workload_waits_for_the_data_not_only_the_shell():
+    xr = replica([engine(members=[reads()])])
+    first = compose(xr, ALL)
+    shells = observed_ready({k: o for k, o in copies_of(first).items() if k in {copy_key(n) for n in ALL}})
+    assert deployments(compose(xr, ALL, shells)) == {}
+    assert len(deployments(compose(xr, ALL, observed_ready(copies_of(first))))) == 1
 
 
 def test_copy_names_are_replica_scoped_and_never_meet():
@@ -185,7 +203,7 @@ def test_a_missing_secret_is_named_with_the_fix_and_the_workload_still_composed(
     found = {**ALL, "hf": None, "registry": None}
     rsp = settled(replica([engine(members=[reads()])]), found)
     assert len(deployments(rsp)) == 1
-    assert sorted(copies_of(rsp)) == sorted(copy_key(n) for n in ("engine-env", "tls"))
+    assert sorted(copies_of(rsp)) == sorted(k for n in ("engine-env", "tls") for k in (copy_key(n), S.data_name(NAME, n)))
     cond = conditions(rsp)[S.SECRETS_FOUND]
     assert (cond.status, cond.reason) == (fnv1.STATUS_CONDITION_FALSE, "NotFound")
     assert cond.message == (

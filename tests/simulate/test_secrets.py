@@ -44,7 +44,7 @@ def copies_by_cluster(world) -> dict[str, list[str]]:
             if S.is_copy(obj):
                 meta = obj["spec"]["forProvider"]["manifest"]["metadata"]
                 out.setdefault(sync.target(obj, key), []).append(f"{meta['namespace']}/{meta['name']}")
-    return {c: sorted(v) for c, v in sorted(out.items())}
+    return {c: sorted(set(v)) for c, v in sorted(out.items())}   # a copy's shell and data Objects name one Secret
 
 
 def hosting(world) -> dict[str, str]:
