@@ -54,3 +54,11 @@ def test_a_field_path_breaks_only_after_a_dot():
 def test_cel_in_a_table_cell_keeps_its_pipes_as_entities():
     cell = apidocs._code_cell("a || b <c>")
     assert cell == "<code>a &#124;&#124; b &lt;c&gt;</code>"
+
+
+def test_a_regex_in_a_table_cell_cannot_read_as_a_markdown_link():
+    # Markdown reads inline HTML's text: "[4-9][0-9]" would be a reference link, which
+    # `mkdocs build --strict` refuses (it did for gke.kubernetesVersion's rule).
+    cell = apidocs._code_cell("self.matches('3[4-9]|[4-9][0-9]')")
+    assert "[" not in cell and "]" not in cell
+    assert cell == "<code>self.matches('3&#91;4-9&#93;&#124;&#91;4-9&#93;&#91;0-9&#93;')</code>"

@@ -126,9 +126,14 @@ def _breakable(word: str) -> str:
 
 
 def _code_cell(text: str) -> str:
-    """Code in a table cell: HTML, because a Markdown code span would print an escaped pipe as ``\\|``."""
+    """Code in a table cell: HTML, because a Markdown code span would print an escaped pipe as ``\\|``.
+
+    Brackets become entities too: Markdown still reads inline HTML's text, and a regex such as
+    ``3[4-9]|[4-9][0-9]`` would otherwise parse as a reference link (mkdocs --strict refuses it)."""
     text = html.escape(" ".join(str(text).split()), quote=False)
-    return "<code>" + text.replace("|", "&#124;") + "</code>"
+    for char, entity in (("|", "&#124;"), ("[", "&#91;"), ("]", "&#93;")):
+        text = text.replace(char, entity)
+    return "<code>" + text + "</code>"
 
 
 def path_cell(path: str) -> str:
