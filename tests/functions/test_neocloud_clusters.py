@@ -120,9 +120,9 @@ def test_nebius_gpu_groups_are_tainted_and_labelled_with_their_pool_on_the_node_
 
 
 def test_nebius_drivers_preset_only_when_the_class_sets_it():
-    with_drivers = klass("drv", nebius={**H200, "driversPreset": "cuda12", "bootDiskSizeGib": 512})
+    with_drivers = klass("drv", nebius={**H200, "driversPreset": "cuda13.0", "bootDiskSizeGib": 512})
     d = ok(nebius([gpu_pool("a", cls="drv"), gpu_pool("b")]), inputs(with_drivers, klass()))
-    assert fp(d, "nodepool-a")["template"]["gpuSettings"] == {"driversPreset": "cuda12"}
+    assert fp(d, "nodepool-a")["template"]["gpuSettings"] == {"driversPreset": "cuda13.0"}
     assert fp(d, "nodepool-a")["template"]["bootDisk"]["sizeGibibytes"] == 512
     assert "gpuSettings" not in fp(d, "nodepool-b")["template"]
 

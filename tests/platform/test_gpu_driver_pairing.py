@@ -1,10 +1,15 @@
 """The GPU driver each cloud's pool gets pairs with the DRA driver the stack pins."""
 from __future__ import annotations
 
+import copy
+
 from modelplane.platform import aks, eks, gke_dra, gpu_drivers, stack
 
 from tests.functions.clusters import compose, inputs, klass, xr
-from tests.support import desired
+from tests.functions.neocloud import H200, gpu_pool, nebius
+from tests.functions.neocloud import inputs as inputs_neo
+from tests.functions.neocloud import klass as klass_neo
+from tests.support import desired, fatal
 
 
 def _pinned(key: str) -> stack.Component:
@@ -46,10 +51,11 @@ def test_a_composed_eks_gpu_pool_gets_the_tables_ami():
     assert groups and all(g["spec"]["forProvider"]["amiType"] == gpu_drivers.cloud("EKS").composed for g in groups)
 
 
-def test_nebius_presets_below_the_dra_drivers_minimum_are_known():
+def test_nebius_presets_that_start_the_pinned_dra_driver():
     need = gpu_drivers.release_for(_pinned("draDriver").version).min_driver
-    starts = sorted(p for p, branch in gpu_drivers.NEBIUS_PRESET_MIN_BRANCH.items() if branch >= need)
-    assert starts == ["cuda12.8", "cuda13.0"]
+    assert gpu_drivers.nebius_presets_starting("gpu-h200-sxm", need) == ("cuda12.8", "cuda13.0")
+    assert gpu_drivers.nebius_presets_starting("gpu-b200-sxm", need) == ("cuda12", "cuda12.8", "cuda13.0")
+    assert gpu_drivers.nebius_min_branch("gpu-h200-sxm", "cuda14") is None
 
 
 def test_gke_installer_changes_reach_new_nodes_only():
@@ -82,3 +88,24 @@ def test_gke_values_still_apply_to_the_new_chart():
     assert values["nvidiaDriverRoot"] == gke_dra.DRIVER_ROOT
     assert values["resources"]["computeDomains"] == {"enabled": False}
     assert values["kubeletPlugin"]["tolerations"] == [gke_dra.GPU_TOLERATION]
+
+
+def _nebius(drivers: str, observed: dict | None = None):
+    cls = klass_neo("gpu-1x", nebius={**H200, "driversPreset": drivers})
+    return compose(nebius([gpu_pool()]), inputs_neo(cls), observed)
+
+
+def test_a_new_nebius_group_with_a_driver_preset_too_old_is_refused_naming_the_field():
+    msg = fatal(_nebius("cuda12"))
+    assert msg is not None and "spec.provisioning.nebius.driversPreset" in msg
+    assert "cuda12.8 or cuda13.0" in msg and "565" in msg
+    assert fatal(_nebius("cuda12.8")) is None
+
+
+def test_a_running_nebius_group_keeps_its_preset():
+    """Refusing it would stop composing a running cluster; changing it would roll its nodes."""
+    running = copy.deepcopy(desired(_nebius("cuda12.8"))["nodepool-gpu"])
+    running["spec"]["forProvider"]["template"]["gpuSettings"] = {"driversPreset": "cuda12"}
+    rsp = _nebius("cuda12", {"nodepool-gpu": running})
+    assert fatal(rsp) is None, fatal(rsp)
+    assert desired(rsp)["nodepool-gpu"]["spec"]["forProvider"]["template"]["gpuSettings"] == {"driversPreset": "cuda12"}

@@ -77,8 +77,22 @@ CLOUD_DRIVERS: tuple[CloudDriver, ...] = (
                 "VKE's GPU node images bring the driver; its version was not read here"),
 )
 
-# Nebius driver presets and the oldest driver branch the CUDA version they name needs.
+# Nebius driver presets and the oldest driver branch the CUDA version they name needs
+# (CUDA 12.4: 550, 12.8: 570, 13.0: 580). On gpu-b200-sxm ``cuda12`` is CUDA 12.8
+# (nebius/api mk8s/v1/node_group.proto:227-238, as docs/platform/add-a-cluster.md reads it).
 NEBIUS_PRESET_MIN_BRANCH: dict[str, int] = {"cuda12": 550, "cuda12.4": 550, "cuda12.8": 570, "cuda13.0": 580}
+NEBIUS_PLATFORM_PRESET_MIN_BRANCH: dict[tuple[str, str], int] = {("gpu-b200-sxm", "cuda12"): 570}
+
+
+def nebius_min_branch(platform: str, preset: str) -> int | None:
+    """The oldest driver branch a Nebius preset may install on a platform (None: unknown preset)."""
+    return NEBIUS_PLATFORM_PRESET_MIN_BRANCH.get((platform, preset), NEBIUS_PRESET_MIN_BRANCH.get(preset))
+
+
+def nebius_presets_starting(platform: str, min_driver: int) -> tuple[str, ...]:
+    """The known presets whose driver is ``min_driver`` or later on ``platform``."""
+    return tuple(sorted(p for p in NEBIUS_PRESET_MIN_BRANCH
+                        if (nebius_min_branch(platform, p) or 0) >= min_driver))
 
 
 def cloud(name: str) -> CloudDriver:

@@ -35,7 +35,7 @@ from typing import Any
 
 from modelplane import labels
 from modelplane.errors import InputError
-from modelplane.platform import neocloud_names
+from modelplane.platform import gpu_drivers, neocloud_names, stack
 from modelplane.platform.clouds import (
     NETWORK_PREFIX,
     CloudPool,
@@ -177,12 +177,31 @@ def check_preset(prov: Mapping[str, Any], field: str) -> None:
                                                    f"{' or '.join(allowed)}, not {drivers!r}")
 
 
+def check_drivers(prov: Mapping[str, Any], field: str) -> None:
+    """A new node group's driver preset must carry a driver the stack's DRA driver starts on
+    (modelplane.platform.gpu_drivers). A node group already running keeps its preset: changing
+    it would roll its nodes, and the running engines with them."""
+    drivers = prov.get("driversPreset")
+    dra = next(c for c in stack.COMPONENTS if c.key == "draDriver")
+    need = gpu_drivers.release_for(dra.version).min_driver
+    branch = gpu_drivers.nebius_min_branch(prov.get("platform", ""), drivers or "")
+    if branch is not None and branch < need:
+        ok = gpu_drivers.nebius_presets_starting(prov.get("platform", ""), need)
+        raise InputError(f"{field}.driversPreset",
+                         f"{drivers!r} may install NVIDIA driver {branch} on {prov.get('platform')}, and NVIDIA's "
+                         f"DRA driver (chart {dra.version}) starts on {need} or later, so the pool would publish "
+                         f"no GPUs; set driversPreset to {' or '.join(ok)} (docs/platform/gpu-classes.md, the GPU "
+                         f"driver and the DRA driver)")
+
+
 def pool(t: Target, p: CloudPool) -> dict:
     prov = provisioning_for(SOURCE, p)
     if p.zones:
         raise InputError(f"{p.field}.zones", "Nebius node groups have no zones (a project's region places them); "
                                              "remove zones from this pool")
     check_preset(prov, f"InferenceClass {p.class_name}: spec.provisioning.nebius")
+    if p.observed is None:
+        check_drivers(prov, f"InferenceClass {p.class_name}: spec.provisioning.nebius")
     template: dict[str, Any] = {
         "resources": {"platform": prov["platform"], "preset": prov["preset"]},
         "bootDisk": {"sizeGibibytes": prov.get("bootDiskSizeGib", 200), "type": BOOT_DISK_TYPE},
