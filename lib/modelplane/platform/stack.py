@@ -46,8 +46,13 @@ COMPONENTS: tuple[Component, ...] = (
     Component("leaderWorkerSet", "0.10.0", "lws-system", (
         Chart("lws", "lws", "oci://registry.k8s.io/lws/charts"),
     )),
-    # The cluster's default endpoint picker and InferencePool for Modelplane
-    # model servers; replicas add their own pools next to it.
+    # The cluster's default endpoint picker and InferencePool. It selects no engine pod,
+    # whatever its labels: an InferencePool selects pods in its own namespace only
+    # (gateway-api-inference-extension api/v1/inferencepool_types.go, InferencePoolSpec.
+    # Selector), this one lives in modelplane-system and engine pods in the ML teams'
+    # namespaces. Every replica composes its own pool and picker beside its pods and routes
+    # to them. Retiring the component is an API change (spec.stack.inferenceExtension);
+    # until then it installs an idle picker and nothing routes to it.
     Component("inferenceExtension", "v1.6.0", NAMESPACE, (
         Chart("inference-extension", "inferencepool", "oci://registry.k8s.io/gateway-api-inference-extension/charts",
               {"inferencePool": {"modelServers": {"matchLabels": {"modelplane.ai/managed-by": "compose-model-replica"}}}}),
