@@ -109,3 +109,14 @@ def test_a_running_nebius_group_keeps_its_preset():
     rsp = _nebius("cuda12", {"nodepool-gpu": running})
     assert fatal(rsp) is None, fatal(rsp)
     assert desired(rsp)["nodepool-gpu"]["spec"]["forProvider"]["template"]["gpuSettings"] == {"driversPreset": "cuda12"}
+
+
+def test_the_upgrade_changes_one_release_in_place():
+    """A cluster installed with the 25.12.0 pin keeps one Release object of the same name (the Helm
+    release provider-helm upgrades); only its chart and values change."""
+    old = copy.deepcopy(desired(compose(xr("Existing", stack={"draDriver": {"version": "25.12.0"}}),
+                                        inputs(klass())))["release-dra-driver"])
+    new = desired(compose(xr("Existing"), inputs(klass())))
+    assert [k for k in new if k.startswith("release-dra")] == ["release-dra-driver"]
+    assert new["release-dra-driver"]["metadata"]["name"] == old["metadata"]["name"]
+    assert new["release-dra-driver"]["spec"]["forProvider"]["namespace"] == old["spec"]["forProvider"]["namespace"]
