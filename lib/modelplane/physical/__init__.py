@@ -15,6 +15,9 @@ with real processes.
   classes and selectors are checked against; ``simulate --hardware published``)
 - ``kubesched``: kube-scheduler's node and DRA device allocation, as a model
 - ``controllers``: the Deployment, LeaderWorkerSet and Job controllers, as models
+- ``kubelet``: why a bound pod does not start (a Secret its cluster lacks)
+- ``provider``: what provider-kubernetes leaves on a cluster (management
+  policies, references, orphans), for both fleets (``simulate.sync``)
 - ``simulated``: ``Physical``, the simulated fleet (hardware + controllers +
   scheduler, settled after every sync)
 """

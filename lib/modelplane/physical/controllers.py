@@ -11,8 +11,9 @@
   that was bound has run, and completes (releasing its node and devices).
 - ``StatefulSet``: ordinal pods, recreated on a new revision.
 
-"Available" here means every pod the workload wants is bound: a Deployment
-or LeaderWorkerSet reports ``availableReplicas``/``readyReplicas`` = bound
+"Available" here means every pod the workload wants is bound and started (a
+pod whose Secret its cluster lacks is bound but held: ``kubelet``): a Deployment
+or LeaderWorkerSet reports ``availableReplicas``/``readyReplicas`` = such
 pods (groups), and the readiness queries Modelplane composes compare those
 with ``spec.replicas``. Statuses follow the upstream schemas (apps/v1,
 batch/v1, leaderworkerset.x-k8s.io/v1); condition times are the simulated
@@ -126,11 +127,11 @@ class Workload:
         room = min(n - len(new), n + surge - len(new) - len(old))
         for _ in range(max(room, 0)):
             new.append(self._pod(template, rev, len(new), seq))
-        unbound_new = sum(1 for p in new if not p.bound)
+        unbound_new = sum(1 for p in new if not p.ready)
         can_remove = len(new) + len(old) - (n - unavailable) - unbound_new
         if old and can_remove > 0:
             self._remove(sorted(old, key=lambda p: p.seq, reverse=True)[:can_remove])
-        complete = len(self.pods) == n == len(new) and all(p.bound for p in new)
+        complete = len(self.pods) == n == len(new) and all(p.ready for p in new)
         self.progress_since = "" if complete else (self.progress_since or now)
 
     def _lws(self, seq: Seq) -> None:
@@ -153,8 +154,8 @@ class Workload:
         completions = int(self.spec.get("completions") or 1)
         parallelism = int(self.spec.get("parallelism") or 1)
         for pod in self.pods:
-            if pod.bound and not pod.done:
-                # Bound means it ran: the simulated workload finishes at once and frees its node.
+            if pod.ready and not pod.done:
+                # Bound and started means it ran: the simulated workload finishes at once and frees its node.
                 pod.done = True
                 self.succeeded += 1
         active = [p for p in self.pods if not p.done]
@@ -197,7 +198,7 @@ class Workload:
     def _deployment_status(self, now: str) -> dict:
         n = self._replicas()
         rev = revision(self.spec.get("template") or {})
-        bound = sum(1 for p in self.pods if p.bound)
+        bound = sum(1 for p in self.pods if p.ready)
         updated = sum(1 for p in self.pods if p.rev == rev)
         rs = f'ReplicaSet "{self.name}-{rev}"'
         out: dict[str, Any] = {"observedGeneration": self.generation}
@@ -229,7 +230,7 @@ class Workload:
         groups: dict[int, list[Pod]] = {}
         for p in self.pods:
             groups.setdefault(p.index, []).append(p)
-        ready = sum(1 for ps in groups.values() if all(p.bound for p in ps))
+        ready = sum(1 for ps in groups.values() if all(p.ready for p in ps))
         updated = sum(1 for ps in groups.values() if all(p.rev == rev for p in ps))
         out: dict[str, Any] = {"replicas": len(groups)}
         if ready:
@@ -269,7 +270,7 @@ class Workload:
 
     def _statefulset_status(self) -> dict:
         rev = revision(self.spec.get("template") or {})
-        bound = sum(1 for p in self.pods if p.bound)
+        bound = sum(1 for p in self.pods if p.ready)
         out: dict[str, Any] = {"observedGeneration": self.generation, "replicas": len(self.pods),
                                "currentRevision": f"{self.name}-{rev}", "updateRevision": f"{self.name}-{rev}"}
         for key in ("readyReplicas", "availableReplicas", "currentReplicas", "updatedReplicas"):

@@ -51,6 +51,8 @@ class Pod:
     devices: tuple[str, ...] = ()         # device names allocated on ``node``
     reason: str = ""                      # why it is Pending
     done: bool = False                    # a Job pod that ran to completion (holds nothing)
+    started: bool = False                 # the kubelet started its containers (``kubelet``)
+    waiting: str = ""                     # why the kubelet cannot start them (a Secret it lacks)
     cpu: Decimal = field(init=False)
     memory: Decimal = field(init=False)
 
@@ -60,6 +62,11 @@ class Pod:
     @property
     def bound(self) -> bool:
         return self.node is not None
+
+    @property
+    def ready(self) -> bool:
+        """Bound and not held by the kubelet: what a workload counts as available."""
+        return self.node is not None and not self.waiting
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.physical import controllers, kubesched
+from modelplane.physical import controllers, kubelet, kubesched
 from modelplane.physical.controllers import Workload
 from modelplane.physical.hardware import Hardware
 from modelplane.physical.interface import PendingPod, PoolUse, RemoteKey
@@ -39,6 +39,7 @@ class WorkloadCluster:
     hardware_key: str = ""
     workloads: dict[RemoteKey, Workload] = field(default_factory=dict)
     templates: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    secrets: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)   # (ns, name) -> data keys
 
     def pods(self) -> list[kubesched.Pod]:
         return [p for w in self.workloads.values() for p in w.pods]
@@ -56,6 +57,7 @@ class WorkloadCluster:
     def apply(self, manifests: Mapping[RemoteKey, Mapping[str, Any]], seq: controllers.Seq) -> None:
         """Make the cluster hold exactly ``manifests`` (workloads and claim templates)."""
         self.templates = {(ns, name): m for (kind, ns, name), m in manifests.items() if kind == CLAIM_TEMPLATE}
+        self.secrets = kubelet.secrets_of(manifests)
         wanted = {k: m for k, m in manifests.items() if k[0] in controllers.KINDS}
         for key in [k for k in self.workloads if k not in wanted]:
             del self.workloads[key]
@@ -72,8 +74,20 @@ class WorkloadCluster:
             for w in sorted(self.workloads.values(), key=lambda w: w.seq):
                 moved |= w.reconcile(seq, now)
             moved |= kubesched.schedule(self.pods(), self.hardware, self.templates)
+            moved |= self._start()
             if not moved:
                 return
+
+    def _start(self) -> bool:
+        """The kubelet starts each bound pod whose Secrets its cluster holds; True when one started.
+        A started pod stays started (the kubelet resolved its Secrets once, at start)."""
+        moved = False
+        for p in self.pods():
+            if p.bound and not p.started:
+                p.waiting = kubelet.waiting(p.namespace, p.spec, self.secrets)
+                if not p.waiting:
+                    p.started = moved = True
+        return moved
 
     def status(self, key: RemoteKey, now: str) -> dict | None:
         w = self.workloads.get(key)
@@ -110,6 +124,8 @@ class WorkloadCluster:
             for p in sorted(w.pods, key=lambda p: p.seq):
                 if not p.bound and not p.done:
                     out.append(PendingPod(f"{kind}/{ns}/{name}", p.name, p.reason or "not tried yet"))
+                elif p.waiting and not p.done:
+                    out.append(PendingPod(f"{kind}/{ns}/{name}", p.name, f"on {p.node}: {p.waiting}"))
         return out
 
 

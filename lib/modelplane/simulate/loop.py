@@ -176,8 +176,10 @@ class Simulator:
         self.clusters.set_ready(name, ready)
 
     def add_other(self, obj: dict) -> None:
-        """Create or replace an object that is not an XR (a Secret): functions may require it."""
+        """Create or replace an object that is not an XR (a Secret): functions may require it, and
+        Objects on every cluster may reference it (``physical.provider``: a copy's data follows)."""
         self.changes.add_other(obj)
+        self.clusters.stale.update(self.clusters.names())
 
     def next_due(self) -> int | None:
         """The clock second at which the next XR asked to be reconciled again (its response TTL)."""

@@ -13,8 +13,10 @@ the control plane get their status when applied (``control_plane_status``).
 """
 from __future__ import annotations
 
+import base64
+
 from modelplane.objects import manifest_key, manifest_of, provider_config_ref
-from modelplane.physical import hardware
+from modelplane.physical import hardware, provider
 from modelplane.physical.interface import PhysicalFleet, RemoteKey
 from modelplane.physical.simulated import Physical
 from modelplane.simulate import health
@@ -67,6 +69,8 @@ class ClusterSync:
         self.stale: set[str] = set()                          # clusters whose physical model must sync
         # cluster -> (owner, resource name) -> (the object as last synced, what its status depended on)
         self._synced: dict[str, dict[tuple[Key, str], tuple[dict, tuple]]] = {}
+        # cluster -> what provider-kubernetes left on it last pass (orphans included: ``physical.provider``)
+        self._plans: dict[str, provider.Plan] = {}
 
     # ----- what changed -------------------------------------------------------------
     def heard(self, key: Key, after: dict | None) -> None:
@@ -75,6 +79,7 @@ class ClusterSync:
             self.stale.add(key[2])
             if after is None:
                 self.physical.forget(key[2])
+                self._plans.pop(key[2], None)
         elif key[0] == CLASS_KIND:
             self.stale.update(self.names())
 
@@ -117,6 +122,15 @@ class ClusterSync:
         status = health.composed_status(obj, place, ready=self.ready(name, obj))
         return health.restamp(status, previous)
 
+    def _lookup(self, api: str, kind: str, namespace: str, name: str) -> dict | None:
+        """A control-plane object an Object references (the directory's Secrets), None when absent."""
+        for other in self.world.others:
+            meta = other.get("metadata") or {}
+            if (other.get("kind"), meta.get("namespace", ""), meta.get("name")) == (kind, namespace, name) \
+                    and other.get("apiVersion", "v1") == api:
+                return _with_data(other)
+        return None
+
     # ----- the physical clusters --------------------------------------------------------
     def settle(self) -> None:
         """Sync every stale cluster, in name order."""
@@ -156,11 +170,12 @@ class ClusterSync:
             obj = state.composed.get(name) if state else None
             if obj is not None and target(obj, owner) == cluster:
                 objs.append((owner, name, obj))
-        manifests: dict[RemoteKey, dict] = {}
-        for _, _, obj in objs:
-            if obj.get("kind") == "Object":
-                manifest = manifest_of(obj)
-                manifests[manifest_key(manifest)] = manifest
+        # What the provider leaves on the cluster: management policies and references honoured.
+        objects = [obj for _, _, obj in objs if obj.get("kind") == "Object"]
+        plan = provider.plan(objects, self._plans.get(cluster, provider.Plan()), self._lookup)
+        self._plans[cluster] = plan
+        errors = {id(objects[i]): why for i, why in plan.errors.items()}
+        manifests: dict[RemoteKey, dict] = plan.held
         hw = self._hardware(cluster)
         reachable: str | None = None
         if hw is None:
@@ -190,7 +205,8 @@ class ClusterSync:
             # What this status depends on besides the object: unchanged since the last sync (and the
             # object the same one), the status is the same too and is not worked out again.
             remote = remote_key(obj) if obj.get("kind") == "Object" else None
-            signature = (reachable, now, self.ready(name, obj),
+            held = remote is None or remote in manifests
+            signature = (reachable, now, self.ready(name, obj), errors.get(id(obj)), held,
                          wc.status(remote, now) if wc is not None and remote and remote[0] in health.WORKLOAD_KINDS
                          else route_targets if remote and remote[0] in ("HTTPRoute", "InferencePool") else None)
             seen = last.get((owner, name))
@@ -203,6 +219,8 @@ class ClusterSync:
                 observed = wc.observed(manifest) if real else health.observed_remote(manifest, place)
             status = health.composed_status(obj, place, ready=self.ready(name, obj), unreachable=reachable,
                                             observed=observed, previous=previous)
+            if obj.get("kind") == "Object" and reachable is None:
+                status = _provider_says(status, errors.get(id(obj), ""), held, cluster)
             if real and obj.get("kind") == "Object" and reachable is None:
                 status = wc.judge(obj, status)   # a refused or absent remote object is not Ready
             status = health.restamp(status, previous)
@@ -213,6 +231,32 @@ class ClusterSync:
                 state.composed = {**state.composed, name: obj}
                 self.changes.mark(owner)
             synced[(owner, name)] = (obj, signature)
+
+
+def _provider_says(status: dict, error: str, held: bool, cluster: str) -> dict:
+    """An Object's status corrected by what the provider could not do (``physical.provider``): a
+    failed observe is ``Synced=False`` with its error, and a remote object that does not exist
+    leaves nothing in ``atProvider`` and is not Ready, whatever the readiness policy."""
+    if not error and held:
+        return status
+    if not held:
+        status = {k: v for k, v in status.items() if k != "atProvider"}
+    for cond in status.get("conditions") or []:
+        if error and cond.get("type") == "Synced":
+            cond.update(status="False", reason="ReconcileError", message=error)
+        elif not held and cond.get("type") == "Ready":
+            cond.update(status="False", reason="Unavailable",
+                        message=f"the remote object does not exist on cluster {cluster}")
+    return status
+
+
+def _with_data(secret: dict) -> dict:
+    """A Secret as the API server stores it: ``stringData`` folded, base64-encoded, into ``data``."""
+    if not secret.get("stringData"):
+        return secret
+    encoded = {k: base64.b64encode(str(v).encode()).decode() for k, v in secret["stringData"].items()}
+    data = {**(secret.get("data") or {}), **encoded}
+    return {**{k: v for k, v in secret.items() if k != "stringData"}, "data": data}
 
 
 def _ready_pools(composed: dict[str, dict]) -> set[str] | None:
