@@ -12,7 +12,9 @@ vocabulary          ``errors`` ``conditions`` ``labels`` ``naming`` ``objects``
                     layer uses (``clock``: the one place the wall clock is read)
 api, seam, CEL      ``schemas`` (the XRs as Pydantic models, generated), ``pipeline``
                     (one pipeline step as a function sees it: request, Composition,
-                    gRPC server), ``cel`` (the DRA CEL engine)
+                    gRPC server), ``cel`` (the DRA CEL engine), ``secretcopy`` (a
+                    Secret copied to a workload cluster by two Objects, neither
+                    holding its value)
 scheduler           ``scheduler``: where can a replica run (keep, filter, score, bind)
 kinds               ``workloads`` (what runs on a cluster), ``routing`` (endpoints and
                     services), ``platform`` (classes, clusters, gateways)
@@ -41,7 +43,7 @@ that speak to functions (``render``, ``simulate``).
 # never import each other. Written once: the architecture test and the docs read it from here.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "conditions", "labels", "naming", "objects", "quantity", "semver", "paths", "clock"),
-    ("schemas", "pipeline", "cel"),
+    ("schemas", "pipeline", "cel", "secretcopy"),
     ("scheduler",),
     ("workloads", "routing", "platform"),
     ("modelcache", "deployment"),

@@ -20,7 +20,8 @@ def test_composes_namespace_pvc_token_and_job_per_cluster_and_all_validate():
     objects = {n: o for n, o in desired(rsp).items() if o["kind"] == "Object"}
     names = sorted(objects)
     assert [n for n in names if n.endswith("prod-a") or "prod-a-" in n] == [
-        next(n for n in names if n.startswith("job-prod-a-")), "namespace-prod-a", "pvc-prod-a", "token-prod-a"]
+        next(n for n in names if n.startswith("job-prod-a-")), "namespace-prod-a", "pvc-prod-a",
+        "tokencopy-prod-a", "tokendata-prod-a"]
     for obj in desired(rsp).values():
         assert_valid(obj)
         assert obj["metadata"]["namespace"] == NS
@@ -28,10 +29,11 @@ def test_composes_namespace_pvc_token_and_job_per_cluster_and_all_validate():
         assert obj["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig",
                                                     "name": obj["metadata"]["labels"]["modelplane.ai/cluster"]}
     # Every Object that deletes its remote object holds its cluster's provider config (the
-    # kept-on-delete namespace needs none); the rest of desired is exactly those Usages.
+    # kept-on-delete namespace and the token's data Object need none); the rest of desired is
+    # exactly those Usages.
     usages = [o for o in desired(rsp).values() if o["kind"] == "Usage"]
     assert sorted(u["spec"]["by"]["resourceRef"]["name"] for u in usages) == sorted(
-        o["metadata"]["name"] for n, o in objects.items() if not n.startswith("namespace-"))
+        o["metadata"]["name"] for n, o in objects.items() if not n.startswith(("namespace-", "tokendata-")))
     assert len(usages) + len(objects) == len(desired(rsp))
     for u in usages:
         assert u["spec"]["of"]["resourceRef"] == {"name": u["metadata"]["labels"]["modelplane.ai/cluster"],
@@ -54,12 +56,15 @@ def test_namespace_object_is_never_deleted_by_us():
 
 def test_token_is_copied_by_reference_and_never_appears_in_output():
     rsp = go(cache(), [cluster("prod-a")])
-    token = desired(rsp)["token-prod-a"]
-    assert token["spec"]["references"] == [{
+    shell, data = desired(rsp)["tokencopy-prod-a"], desired(rsp)["tokendata-prod-a"]
+    assert "references" not in shell["spec"]
+    assert data["spec"]["references"] == [{
         "patchesFrom": {"apiVersion": "v1", "kind": "Secret", "name": "huggingface", "namespace": NS,
                         "fieldPath": "data.token"},
         "toFieldPath": "data.token"}]
-    assert "data" not in token["spec"]["forProvider"]["manifest"]
+    for obj in (shell, data):
+        assert "data" not in obj["spec"]["forProvider"]["manifest"]
+        assert obj["spec"]["forProvider"]["manifest"]["metadata"]["name"] == "modelcache-qwen3-coder-hf-token"
     job = next(o for n, o in desired(rsp).items() if n.startswith("job-"))
     env = job["spec"]["forProvider"]["manifest"]["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "modelcache-qwen3-coder-hf-token",
@@ -68,7 +73,7 @@ def test_token_is_copied_by_reference_and_never_appears_in_output():
 
 def test_no_token_means_no_secret_and_no_hf_token_env():
     rsp = go(cache(token=False), [cluster("prod-a")])
-    assert "token-prod-a" not in desired(rsp)
+    assert not [n for n in desired(rsp) if n.startswith(("token", "usage-kubernetes-pc-token"))]
     assert "HF_TOKEN" not in json.dumps(desired(rsp))
 
 

@@ -16,6 +16,12 @@ the cluster's ClusterProviderConfig until the Object is gone
 (``modelplane.platform.ordering``): deleting the InferenceCluster must not
 strand the cache's PVC, Job and token on the cluster. A Usage carries its
 Object's labels, so it is kept and dropped with its cluster's objects.
+
+The token is copied by two Objects (``modelplane.secretcopy``), neither of
+which ever holds it. A cache composed by an earlier release has one Object
+that does, in its spec: it is released (observe-only) and dropped on the
+next call, so the remote Secret stays in place throughout and the Job, whose
+manifest does not change, is not touched.
 """
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelplane import labels as L
+from modelplane import secretcopy
 from modelplane.naming import cache_pvc_name
 from modelplane.objects import remote_status
 from modelplane.platform.ordering import provider_config_usages
@@ -120,8 +127,12 @@ def compose_cache(cache: str, namespace: str, source: Source, targets: list[Targ
                                              token=source.token_secret is not None),
         }
         if source.token_secret is not None:
-            want[names["token"]] = hydrate.token_object(cache, namespace, t.name, pc,
-                                                        source.token_secret, source.token_key)
+            copy = hydrate.token_copy(cache, namespace, t.name, pc, source.token_secret, source.token_key)
+            want[names["token_copy"]], want[names["token_data"]] = secretcopy.objects(copy)
+            if names["token"] in mine and not secretcopy.is_released(mine[names["token"]]):
+                # An earlier release's single Object: observe-only first, so that dropping it
+                # next time leaves the Secret the Job's pods read (``secretcopy.release``).
+                want[names["token"]] = secretcopy.release(mine[names["token"]]["metadata"]["name"], copy)
         usages = provider_config_usages(want)
         want.update(usages)
         job = mine.get(names["job"])

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane import labels as L
+from modelplane import secretcopy
 from modelplane.naming import cache_pvc_name, dns_label
 from modelplane.objects import manifest_of, remote_namespace, remote_object
 from modelplane.workloads.pods import GPU_TOLERATION
@@ -62,7 +63,9 @@ def resource_names(cluster: str, repo: str, revision: str) -> dict[str, str]:
     return {
         "namespace": f"namespace-{cluster}",
         "pvc": f"pvc-{cluster}",
-        "token": f"token-{cluster}",
+        "token": f"token-{cluster}",            # earlier releases' single Object: released, then dropped
+        "token_copy": f"tokencopy-{cluster}",   # the shell; no prefix is another's plus '-' and a cluster
+        "token_data": f"tokendata-{cluster}",
         "job": f"job-{cluster}-{content_hash(repo, revision)}",
     }
 
@@ -107,28 +110,18 @@ def field_path(key: str) -> str:
     return f"data.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else f"data[{key}]"
 
 
-def token_object(cache: str, namespace: str, cluster: str, provider_config: str,
-                 secret: str, key: str) -> dict:
-    """A remote Secret whose token provider-kubernetes copies from the control-plane Secret.
-
-    The value never appears here: ``references[].patchesFrom`` makes the
-    provider read ``data.<key>`` of ``secret`` (same namespace as the cache)
-    and write it to the remote Secret's ``data.token`` at apply time.
-    """
-    manifest = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": token_secret_name(cache), "namespace": namespace, "labels": _labels(cache, cluster)},
-        "type": "Opaque",
-    }
-    obj = remote_object(dns_label("modelcache", cache, cluster, "token"), manifest, provider_config,
-                        namespace=namespace, labels=_labels(cache, cluster), readiness="SuccessfulCreate")
-    obj["spec"]["references"] = [{
-        "patchesFrom": {"apiVersion": "v1", "kind": "Secret", "name": secret, "namespace": namespace,
-                        "fieldPath": field_path(key)},
-        "toFieldPath": f"data.{TOKEN_KEY}",
-    }]
-    return obj
+def token_copy(cache: str, namespace: str, cluster: str, provider_config: str,
+               secret: str, key: str) -> secretcopy.SecretCopy:
+    """The remote token Secret, filled from ``data.<key>`` of ``secret`` (same namespace as the
+    cache) into its ``data.token`` by provider-kubernetes; the value never appears here, nor, once
+    the provider has run, in any Object (``secretcopy``)."""
+    remote = secretcopy.remote_secret(token_secret_name(cache), namespace, secretcopy.OPAQUE,
+                                      _labels(cache, cluster))
+    return secretcopy.SecretCopy(
+        shell=dns_label("modelcache", cache, cluster, "token-copy"),
+        data=dns_label("modelcache", cache, cluster, "token-data"),
+        remote=remote, source=secret, namespace=namespace, provider_config=provider_config,
+        labels=_labels(cache, cluster), field_path=field_path(key), to_field_path=f"data.{TOKEN_KEY}")
 
 
 def job_object(cache: str, namespace: str, cluster: str, provider_config: str,

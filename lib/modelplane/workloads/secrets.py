@@ -20,8 +20,8 @@ templates name the copies instead (``rewrite``). It follows that:
   reads the whole ``data`` map and writes it to the remote Secret at each
   apply (v1.2.1: ``internal/controller/namespaced/object/object.go``
   ``resolveReferencies`` lines 688-734, ``apis/namespaced/object/v1alpha1/
-  types.go`` ``ApplyFromFieldPathPatch`` lines 196-229); ``copy_objects``
-  says why two. This module reads a fetched Secret's ``type`` (a kubelet needs
+  types.go`` ``ApplyFromFieldPathPatch`` lines 196-229); ``modelplane.secretcopy``
+  builds both (ModelCache's token uses it too) and says why two. This module reads a fetched Secret's ``type`` (a kubelet needs
   ``kubernetes.io/dockerconfigjson`` on a pull secret) and never its ``data``;
 - rotation: the data Object sets ``watch: true``, so a provider-kubernetes
   running with ``--enable-watches`` re-applies it when the control-plane Secret
@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane import conditions as C
+from modelplane import secretcopy
 from modelplane.naming import dns_label
-from modelplane.objects import remote_object
 
 # Condition type this module's caller reports, and its reasons.
 SECRETS_FOUND = C.SECRETS_FOUND
@@ -49,7 +49,7 @@ FOUND = C.FOUND
 NOT_FOUND = C.NOT_FOUND
 WAITING = C.WAITING_FOR_INPUTS
 
-OPAQUE = "Opaque"
+OPAQUE = secretcopy.OPAQUE
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
 
 # Where a workload kind keeps its pod templates.
@@ -174,36 +174,10 @@ def _containers(spec: Mapping[str, Any]) -> list[dict]:
 
 
 # ----- the copies ---------------------------------------------------------------
-# Keys a Secret of each type must hold when it is created (kube-apiserver's ValidateSecret); the
-# shell gets them with values that are no secret, and the data Object overwrites them.
-REQUIRED_KEYS: Mapping[str, Mapping[str, str]] = {
-    DOCKER_CONFIG_JSON: {".dockerconfigjson": "e30="},          # "{}": it must parse as JSON
-    "kubernetes.io/dockercfg": {".dockercfg": "e30="},
-    "kubernetes.io/tls": {"tls.crt": "", "tls.key": ""},
-    "kubernetes.io/ssh-auth": {"ssh-privatekey": ""},
-    "kubernetes.io/basic-auth": {"username": ""},
-}
-# provider-kubernetes' own finalizer (v1.2.1 objFinalizerName): composed already on the data
-# Object, so the provider never writes that Object back to add it, with the patched data inside.
-OBJECT_FINALIZER = "finalizer.managedresource.crossplane.io"
-SHELL_POLICIES = ("Observe", "Create", "Delete")   # create once, never update: it holds no data to fight over
-DATA_POLICIES = ("Observe", "Update")              # never create or delete: it only patches the data in
-
-
 def copy_manifest(replica: str, namespace: str, secret: str, secret_type: str,
                   labels: Mapping[str, str]) -> dict:
-    """The remote Secret as the shell creates it: metadata, type and the keys the type requires,
-    with no value; the data Object fills ``data``."""
-    out: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": copy_name(replica, secret), "namespace": namespace,
-                     "labels": dict(sorted(labels.items()))},
-        "type": secret_type or OPAQUE,
-    }
-    if secret_type in REQUIRED_KEYS:
-        out["data"] = dict(REQUIRED_KEYS[secret_type])
-    return out
+    """The remote Secret as the shell creates it (``secretcopy.remote_secret``): no value."""
+    return secretcopy.remote_secret(copy_name(replica, secret), namespace, secret_type, labels)
 
 
 def data_name(replica: str, secret: str) -> str:
@@ -213,40 +187,19 @@ def data_name(replica: str, secret: str) -> str:
 
 def copy_objects(replica: str, namespace: str, secret: str, secret_type: str, provider_config: str,
                  labels: Mapping[str, str]) -> dict[str, dict]:
-    """Composition-resource-name -> Object: the two Objects of one copy, neither holding a value.
-
-    provider-kubernetes v1.2.1 patches a reference's data into the Object itself and writes the
-    Object back whole when it adds its finalizer or creates (docs/platform/install.md), so one
-    Object that both creates the Secret and copies the data would keep the value in its spec.
-    The shell creates and deletes the remote Secret and has no reference; the data Object may only
-    observe and update, is composed with the provider's finalizer, and carries the reference
-    (``watch``: a changed Secret is re-copied at once under ``--enable-watches``). The provider
-    applies each under a field manager of its own name (``ssaFieldOwner``), so the shell never
-    takes the data back.
-    """
-    manifest = copy_manifest(replica, namespace, secret, secret_type, labels)
-    shell = remote_object(copy_name(replica, secret), manifest, provider_config, namespace=namespace,
-                          labels=labels, readiness="SuccessfulCreate", management_policies=SHELL_POLICIES)
-    data_manifest = {k: v for k, v in manifest.items() if k != "data"}
-    data = remote_object(data_name(replica, secret), data_manifest, provider_config, namespace=namespace,
-                         labels=labels, readiness="SuccessfulCreate", management_policies=DATA_POLICIES,
-                         watch=True)
-    data["metadata"]["finalizers"] = [OBJECT_FINALIZER]
-    data["spec"]["references"] = references(namespace, secret)
+    """Composition-resource-name -> Object: the shell and data Objects of one copy of the whole
+    ``data`` map (``secretcopy`` says why two, and why neither holds a value)."""
+    c = secretcopy.SecretCopy(shell=copy_name(replica, secret), data=data_name(replica, secret),
+                              remote=copy_manifest(replica, namespace, secret, secret_type, labels),
+                              source=secret, namespace=namespace, provider_config=provider_config,
+                              labels=labels)
+    shell, data = secretcopy.objects(c)
     return {shell["metadata"]["name"]: shell, data["metadata"]["name"]: data}
-
-
-def references(namespace: str, secret: str) -> list[dict]:
-    """The data Object's references: the whole ``data`` of the control-plane Secret."""
-    return [{"patchesFrom": {"apiVersion": "v1", "kind": "Secret", "name": secret, "namespace": namespace,
-                             "fieldPath": "data"},
-             "toFieldPath": "data"}]
 
 
 def is_copy(obj: Mapping[str, Any] | None) -> bool:
     """Whether a composed Object carries one of these copies (the replica composes no other Secret)."""
-    manifest = ((obj or {}).get("spec") or {}).get("forProvider", {}).get("manifest") or {}
-    return manifest.get("kind") == "Secret" and manifest.get("apiVersion") == "v1"
+    return secretcopy.is_secret_object(obj)
 
 
 # ----- what the fetched Secrets say -----------------------------------------------
