@@ -6,7 +6,9 @@ the ImageConfig that points Crossplane there, the providers with their runtime c
 Configuration); where every package came from; the flags the providers run with; and what the
 shipped provider-kubernetes runtime config is for: a Secret copied to a workload cluster's
 kube-apiserver with ``references[].patchesFrom`` (as ModelCache tokens and replicas' Secrets are)
-arrives there, while its Object's status carries no secret data, and would without the flag.
+arrives there, while its Object's status carries no secret data, and would without the flag;
+and a ModelCache's token moving from the single Object of earlier releases to the two of
+``modelplane.secretcopy`` without the remote Secret going away.
 """
 from __future__ import annotations
 
@@ -231,6 +233,54 @@ def test_an_object_that_does_not_create_the_secret_never_holds_its_value(install
         for name in (f"{COPY}-shell", f"{COPY}-data"):
             obj = _object(install, name)
             assert _paths_with(obj, (current, _b64(current))) == [], (name, obj["spec"], obj.get("status"))
+
+
+def _uid(install, workload, name: str) -> str | None:
+    out = install.kubectl("-n", TEAM, "get", "secret", name, "-o", "json", kubeconfig=workload.kubeconfig,
+                          check=False)
+    return json.loads(out)["metadata"]["uid"] if out.strip() else None
+
+
+def test_a_cache_token_moves_from_one_object_to_two_without_a_gap(install, workload):
+    """A ModelCache an earlier release composed: one Object created and filled its token Secret,
+    and holds the token in its spec. The upgrade as compose-model-cache makes it
+    (``modelcache/compose.py``): the shell and data Objects beside it, the old Object made
+    observe-only (``secretcopy.release``), then deleted. The remote Secret the hydration Job's
+    pods read is never deleted (same uid, same value), and afterwards no Object holds the token,
+    in spec or status, before or after a rotation."""
+    from modelplane import secretcopy
+    from modelplane.modelcache import hydrate
+    from modelplane.naming import dns_label
+    value = "hf_" + secrets.token_hex(16)
+    _token(install, value)
+    c = hydrate.token_copy("qwen3", TEAM, PROVIDER_CONFIG, PROVIDER_CONFIG, COPY, "token")
+    remote = c.remote["metadata"]["name"]
+    old_name = dns_label("modelcache", "qwen3", PROVIDER_CONFIG, "token")
+    old = secretcopy.release(old_name, c)            # the earlier form: default policies, the reference on it
+    del old["spec"]["managementPolicies"]
+    old["spec"]["references"] = secretcopy.references(c)
+    install.apply(old)
+    install.wait("the token on the workload cluster", lambda: _remote_value(install, workload, remote) == value
+                 or f"{_remote_value(install, workload, remote)!r}")
+    uid = _uid(install, workload, remote)
+    needles = (value, _b64(value))
+    assert _paths_with(_object(install, old_name).get("spec"), needles) == [".forProvider.manifest.data.token"]
+
+    for obj in (*secretcopy.objects(c), secretcopy.release(old_name, c)):
+        install.apply(obj)
+    assert _object(install, old_name)["spec"]["managementPolicies"] == ["Observe"]
+    install.kubectl("-n", TEAM, "delete", "object.kubernetes.m.crossplane.io", old_name, "--timeout=180s")
+    assert (_uid(install, workload, remote), _remote_value(install, workload, remote)) == (uid, value)
+
+    rotated = "hf_" + secrets.token_hex(16)
+    _token(install, rotated)
+    install.wait("the rotated token on the workload cluster",
+                 lambda: _remote_value(install, workload, remote) == rotated
+                 or f"{_remote_value(install, workload, remote)!r}")
+    assert _uid(install, workload, remote) == uid
+    for name in (c.shell, c.data):
+        obj = _object(install, name)
+        assert _paths_with(obj, (*needles, rotated, _b64(rotated))) == [], (name, obj["spec"], obj.get("status"))
 
 
 def _set_runtime_config(install, name: str) -> None:
