@@ -81,3 +81,13 @@ def test_runs_as_nonroot_and_as_crossplanes_pod_user(built):
     # Crossplane's Deployment runtime runs function pods as 2000:2000 (runtime.go RunAsUser).
     out = _run(ref, "--help", user="2000:2000")
     assert "--tls-certs-dir" in out and "--insecure" in out
+
+
+def test_the_engine_observer_runs_from_the_replica_image(built):
+    # Workload clusters run the observer from compose-model-replica's package image
+    # (platform/engine_observer.DEFAULT_IMAGE) with COMMAND: that command must exist there.
+    from modelplane.platform import engine_observer
+    assert engine_observer.DEFAULT_IMAGE.split("/")[-1].startswith("compose-model-replica:")
+    ref = built["functions"]["compose-model-replica"]["ref"]
+    out = _run(ref, *engine_observer.COMMAND[1:], "--help", entrypoint=engine_observer.COMMAND[0])
+    assert "usage: modelplane engine-observer" in out

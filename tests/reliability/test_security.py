@@ -81,8 +81,9 @@ PRIVILEGES = [
     Privilege("host-network", ("spec", "hostNetwork"), True, "template.spec.hostNetwork"),
     Privilege("host-pid", ("spec", "hostPID"), True, "template.spec.hostPID"),
     Privilege("host-ipc", ("spec", "hostIPC"), True, "template.spec.hostIPC"),
+    # Volumes are secret volumes only: a hostPath is an unknown field (and the volume lacks its secret).
     Privilege("host-path-volume", ("spec", "volumes"), [{"name": "root", "hostPath": {"path": "/"}}],
-              "template.spec.volumes"),
+              "template.spec.volumes[0].hostPath"),
     Privilege("added-capabilities", ("spec", "containers", 0, "securityContext"),
               {"capabilities": {"add": ["SYS_ADMIN"]}}, "template.spec.containers[0].securityContext"),
 ]
