@@ -147,7 +147,12 @@ def test_model_cache_drops_a_deleted_clusters_objects_and_their_usages_once_the_
     d = desired(rsp)
     assert _on(d, "prod-b", "Object") == [] and len(_on(d, "prod-b", "Usage")) == 3
     asked = {k for k in rsp.requirements.resources if k.startswith("object-")}
-    assert asked == {f"object-{n}" for n, o in objects_b.items() if "managementPolicies" not in o["spec"]}
+    # An Object whose policies delete the remote object has a Usage to wait for; one kept on
+    # delete (the namespace: no Delete policy) does not. The token's shell Object deletes.
+    deletes = {n for n, o in objects_b.items()
+               if {"*", "Delete"} & set(o["spec"].get("managementPolicies", ["*"]))}
+    assert "modelcache-qwen3-coder-prod-b-token-copy" in deletes
+    assert asked == {f"object-{n}" for n in deletes}
     assert [e["name"] for e in status(rsp)["clusters"]] == ["prod-a"]
     prod_a = {k: o for k, o in d.items() if o["metadata"]["labels"]["modelplane.ai/cluster"] == "prod-a"}
     assert assert_every_user_holds_its_config(prod_a) == 3     # untouched
