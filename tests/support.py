@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import json
 import os
 import subprocess
 import sys
@@ -195,3 +196,22 @@ def make_certs(directory: Path) -> dict[str, bytes]:
     for name in ("ca.crt", "tls.crt", "tls.key"):
         (directory / name).write_bytes(out[name])
     return out
+
+
+class KubectlCalls:
+    """kubectl against a real cluster, for suite fixtures that carry ``kubectl_bin`` and ``kubeconfig``
+    (the e2e-crossplane and install suites): a failing call is an AssertionError with kubectl's words."""
+
+    kubectl_bin: Path
+    kubeconfig: Path
+
+    def kubectl(self, *args: str, kubeconfig: Path | None = None, check: bool = True, timeout: float = 120,
+                stdin: str | None = None) -> str:
+        done = subprocess.run([str(self.kubectl_bin), f"--kubeconfig={kubeconfig or self.kubeconfig}", *args],
+                              capture_output=True, text=True, timeout=timeout, check=False, input=stdin)
+        if check and done.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)}: {done.stderr.strip() or done.stdout.strip()}")
+        return done.stdout
+
+    def get(self, *args: str, kubeconfig: Path | None = None) -> dict:
+        return json.loads(self.kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig))

@@ -39,3 +39,22 @@ def block_env(scratch: Path, state: Path) -> dict[str, str]:
     env["MODELPLANE_LAB_STATE"] = str(state)  # never the user's lab
     env.pop("VIRTUAL_ENV", None)
     return env
+
+
+def run_marked_blocks(page: pages.Page, needs: str, scratch: Path, env: dict[str, str]) -> int:
+    """Run every block of ``page`` marked ``# needs: <needs>`` in order, as a reader would; each must
+    exit 0 and print what the page shows after it. Returns how many ran (suites outside docs-test:
+    the lab's and the install's blocks)."""
+    ran = 0
+    for fence, output in page.runnable():
+        if fence.needs != needs:
+            continue
+        body = "\n".join(fence.body.splitlines()[1:])
+        done = run_block(body, scratch, env)
+        printed = done.stdout + done.stderr
+        assert done.returncode == 0, f"{page.name}:{fence.line} exited {done.returncode}:\n{printed[-4000:]}"
+        if output is not None:
+            missing = pages.appear_in_order(pages.expected_lines(output.body), printed)
+            assert missing is None, f"{page.name}:{output.line}: the page shows {missing!r}:\n{printed[-4000:]}"
+        ran += 1
+    return ran

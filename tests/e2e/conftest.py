@@ -20,7 +20,6 @@ import functools
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support import KubectlCalls
 
 TOOLS = ("crossplane", "crossplane-core", "provider-kubernetes", "provider-helm", "etcd", "kube-apiserver",
          "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "lws")
@@ -65,23 +66,12 @@ def pytest_terminal_summary(terminalreporter, config):
 
 
 @dataclass
-class E2E:
+class E2E(KubectlCalls):
     state: Path
     kubeconfig: Path
     kubectl_bin: Path
     lab: Any            # modelplane.lab.state.LabState
     timings: dict
-
-    def kubectl(self, *args: str, kubeconfig: Path | None = None, check: bool = True, timeout: float = 120,
-                stdin: str | None = None) -> str:
-        done = subprocess.run([str(self.kubectl_bin), f"--kubeconfig={kubeconfig or self.kubeconfig}", *args],
-                              capture_output=True, text=True, timeout=timeout, check=False, input=stdin)
-        if check and done.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)}: {done.stderr.strip() or done.stdout.strip()}")
-        return done.stdout
-
-    def get(self, *args: str, kubeconfig: Path | None = None) -> dict:
-        return json.loads(self.kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig))
 
     def defaulted(self, obj: dict) -> dict:
         """``obj`` as the server would store it (defaults, pruning): a server-side dry-run create

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from typing import Any
 import pytest
 
 from tests.install.needs import TOOLS
+from tests.support import KubectlCalls
 
 INSTALL_MARK = "install"
 # The path below the local registry that plays the platform team's registry.
@@ -39,22 +39,11 @@ def pytest_configure(config):
 
 
 @dataclass
-class Install:
+class Install(KubectlCalls):
     state: Path          # the session's folder
     kubeconfig: Path     # the control plane's
     registry: str        # "their" registry: 127.0.0.1:<port>/platform
     kubectl_bin: Path
-
-    def kubectl(self, *args: str, kubeconfig: Path | None = None, check: bool = True, timeout: float = 120,
-                stdin: str | None = None) -> str:
-        done = subprocess.run([str(self.kubectl_bin), f"--kubeconfig={kubeconfig or self.kubeconfig}", *args],
-                              capture_output=True, text=True, timeout=timeout, check=False, input=stdin)
-        if check and done.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)}: {done.stderr.strip() or done.stdout.strip()}")
-        return done.stdout
-
-    def get(self, *args: str, kubeconfig: Path | None = None) -> dict:
-        return json.loads(self.kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig))
 
     def apply(self, obj: dict, kubeconfig: Path | None = None) -> None:
         self.kubectl("apply", "-f", "-", stdin=json.dumps(obj), kubeconfig=kubeconfig)

@@ -21,7 +21,7 @@ import pytest
 from modelplane import paths
 
 from tests.docs import pages
-from tests.docs.runner import block_env, run_block, scratch_copy
+from tests.docs.runner import block_env, run_marked_blocks, scratch_copy
 
 pytestmark = [pytest.mark.slow, pytest.mark.install]
 
@@ -66,19 +66,7 @@ def test_the_pages_install_commands_run(install, tmp_path):
     (scratch / "_output").symlink_to(controlplane.xpkg_dir())   # make xpkg's packages (make install-test)
     env = _block_env(install, scratch)
     page = _page()
-    ran = 0
-    for fence, output in page.runnable():
-        if fence.needs != "install":
-            continue
-        body = "\n".join(fence.body.splitlines()[1:])
-        done = run_block(body, scratch, env)
-        printed = done.stdout + done.stderr
-        assert done.returncode == 0, f"{page.name}:{fence.line} exited {done.returncode}:\n{printed[-4000:]}"
-        if output is not None:
-            missing = pages.appear_in_order(pages.expected_lines(output.body), printed)
-            assert missing is None, f"{page.name}:{output.line}: the page shows {missing!r}:\n{printed[-4000:]}"
-        ran += 1
-    assert ran >= 4
+    assert run_marked_blocks(page, "install", scratch, env) >= 4
 
 
 def test_modelplane_came_from_their_registry_under_its_own_names(install):

@@ -9,7 +9,7 @@ import pytest
 from modelplane.lab import runner
 
 from tests.docs import pages
-from tests.docs.runner import block_env, run_block, scratch_copy
+from tests.docs.runner import block_env, run_marked_blocks, scratch_copy
 from tests.lab.lab_fleet import data_plane, need_tools
 
 pytestmark = [pytest.mark.slow, pytest.mark.lab]
@@ -30,16 +30,7 @@ def test_lab_blocks_run(page, tmp_path):
     if not data_plane():
         env[runner.NO_DATA_PLANE_ENV] = "0"
     try:
-        for fence, output in page.runnable():
-            if fence.needs != "lab":
-                continue
-            body = "\n".join(fence.body.splitlines()[1:])
-            done = run_block(body, scratch, env)
-            printed = done.stdout + done.stderr
-            assert done.returncode == 0, f"{page.name}:{fence.line} exited {done.returncode}:\n{printed[-4000:]}"
-            if output is not None:
-                missing = pages.appear_in_order(pages.expected_lines(output.body), printed)
-                assert missing is None, f"{page.name}:{output.line}: the page shows {missing!r}:\n{printed[-4000:]}"
+        run_marked_blocks(page, "lab", scratch, env)
     finally:
         # Whatever a block left running stops with the test, whatever the page says.
         subprocess.run([str(pages.ROOT / ".venv" / "bin" / "modelplane"), "lab", "down", "--state", str(state)],
