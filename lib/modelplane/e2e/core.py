@@ -26,6 +26,7 @@ import base64
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -34,7 +35,7 @@ from modelplane.e2e import upstream
 from modelplane.kube import pki
 from modelplane.kube.client import Client
 from modelplane.kube.net import free_port, http_ok
-from modelplane.kube.process import ComponentError, Process
+from modelplane.kube.process import ComponentError, Process, start_ready
 
 NAMESPACE = "crossplane-system"
 SERVICE_ACCOUNT = "crossplane"
@@ -138,15 +139,22 @@ class Core:
     """A running ``crossplane core start``."""
 
     def __init__(self, client: Client, kubeconfig: Path, state: Path) -> None:
-        self.metrics, self.health, self.webhook = free_port(), free_port(), free_port()
         (state / "xpkg-cache").mkdir(parents=True, exist_ok=True)
         server, ca = server_certs(client, state)
-        env = {**start_env(state, client_certs(client, state), self.metrics, self.health, self.webhook, server),
-               "KUBECONFIG": str(kubeconfig)}
-        self.process = Process("crossplane", start_argv(upstream.binary("crossplane-core")), state / "crossplane.log",
-                               env=env)
+        certs = client_certs(client, state)
+
+        def start() -> tuple[Process, Callable[[], bool]]:
+            # New ports on every attempt: another process may take a picked port before core binds
+            # it (seen with suites beside each other: "bind: address already in use").
+            self.metrics, self.health, self.webhook = free_port(), free_port(), free_port()
+            env = {**start_env(state, certs, self.metrics, self.health, self.webhook, server),
+                   "KUBECONFIG": str(kubeconfig)}
+            process = Process("crossplane", start_argv(upstream.binary("crossplane-core")),
+                              state / "crossplane.log", env=env)
+            return process, self.ready
+
         # Ready includes the webhook server listening (core.go:681).
-        self.process.wait_ready(self.ready, READY_TIMEOUT)
+        self.process, _ = start_ready(start, READY_TIMEOUT)
         for obj in webhook_configurations(upstream.source("crossplane-core", "cluster", "webhookconfigurations"),
                                           self.webhook, ca):
             client.apply(obj)
