@@ -215,3 +215,20 @@ class KubectlCalls:
 
     def get(self, *args: str, kubeconfig: Path | None = None) -> dict:
         return json.loads(self.kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig))
+
+
+def poll_until(what: str, probe, timeout: float, every: float):
+    """Poll ``probe`` until it returns something truthy that is not a string; an AssertionError or a
+    string is its last answer, printed when ``timeout`` (a hang guard, never the verdict) passes."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+        except AssertionError as err:
+            last = str(err)
+        else:
+            if last and not isinstance(last, str):
+                return last
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}: {last}")

@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import KubectlCalls
+from tests.support import KubectlCalls, poll_until
 
 TOOLS = ("crossplane", "crossplane-core", "provider-kubernetes", "provider-helm", "etcd", "kube-apiserver",
          "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "lws")
@@ -114,18 +113,7 @@ class E2E(KubectlCalls):
 
     def wait(self, what: str, probe: Callable[[], Any], timeout: float = 300, every: float = 3) -> Any:
         """Poll ``probe`` until it returns something truthy; fail with its last answer."""
-        deadline = time.monotonic() + timeout
-        last: Any = None
-        while time.monotonic() < deadline:
-            try:
-                last = probe()
-            except AssertionError as err:
-                last = str(err)
-            else:
-                if last and not isinstance(last, str):
-                    return last
-            time.sleep(every)
-        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}: {last}")
+        return poll_until(what, probe, timeout, every)
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 import pytest
 
 from tests.install.needs import TOOLS
-from tests.support import KubectlCalls
+from tests.support import KubectlCalls, poll_until
 
 INSTALL_MARK = "install"
 # The path below the local registry that plays the platform team's registry.
@@ -57,18 +56,7 @@ class Install(KubectlCalls):
     def wait(what: str, probe: Callable[[], Any], timeout: float = 300, every: float = 2) -> Any:
         """Poll ``probe`` until it returns something truthy; fail with its last answer. The timeout
         is a hang guard, never the verdict."""
-        deadline = time.monotonic() + timeout
-        last: Any = None
-        while time.monotonic() < deadline:
-            try:
-                last = probe()
-            except AssertionError as err:
-                last = str(err)
-            else:
-                if last and not isinstance(last, str):
-                    return last
-            time.sleep(every)
-        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}: {last}")
+        return poll_until(what, probe, timeout, every)
 
 
 def _need_root_and_podman() -> None:
