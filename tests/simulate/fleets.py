@@ -55,3 +55,11 @@ def write(directory: Path, *docs: dict, name: str = "fleet.yaml") -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
     return directory
+
+
+def secret_reader(name: str, replicas: int) -> dict:
+    """A deployment whose engine reads HF_TOKEN from the Secret ``huggingface`` (ml-team)."""
+    md = deployment(name, replicas=replicas)
+    md["spec"]["engines"][0]["members"][0]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "huggingface", "key": "token"}}}]
+    return md

@@ -13,10 +13,7 @@ from tests.simulate import fleets
 
 
 def chat(replicas: int) -> dict:
-    md = fleets.deployment("chat", replicas=replicas)
-    md["spec"]["engines"][0]["members"][0]["template"]["spec"]["containers"][0]["env"] = [
-        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "huggingface", "key": "token"}}}]
-    return md
+    return fleets.secret_reader("chat", replicas)
 
 
 def hf_secret() -> dict:
